@@ -1,0 +1,94 @@
+"""Audio devices through sounddevice (PortAudio), with errors that say what to do."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Literal
+
+log = logging.getLogger(__name__)
+
+Direction = Literal["input", "output"]
+
+
+class AudioDeviceError(RuntimeError):
+    """No audio system, or no device that fits: the message says what the user can do."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceInfo:
+    index: int
+    name: str
+    hostapi: str
+    max_input_channels: int
+    max_output_channels: int
+    default_samplerate: float
+    is_default_input: bool = False
+    is_default_output: bool = False
+
+    def supports(self, direction: Direction) -> bool:
+        return (self.max_input_channels if direction == "input" else self.max_output_channels) > 0
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} ({self.hostapi})"
+
+
+def sounddevice_module() -> ModuleType:
+    """Import sounddevice, turning a missing PortAudio into an actionable error."""
+    try:
+        import sounddevice
+    except OSError as exc:  # raised at import when libportaudio is missing
+        raise AudioDeviceError(
+            "the PortAudio library was not found; on Debian/Ubuntu install it with 'sudo apt-get install libportaudio2'"
+        ) from exc
+    return sounddevice
+
+
+def rescan() -> None:
+    """Make PortAudio look for devices again (after a sound server started or a device was plugged in)."""
+    sd = sounddevice_module()
+    sd._terminate()
+    sd._initialize()
+
+
+def list_devices(direction: Direction | None = None) -> list[DeviceInfo]:
+    """The devices PortAudio sees, optionally only those that can record (input) or play (output)."""
+    sd = sounddevice_module()
+    try:
+        raw = sd.query_devices()
+        hostapis = sd.query_hostapis()
+        default_in, default_out = sd.default.device
+    except sd.PortAudioError as exc:
+        raise AudioDeviceError(f"cannot list audio devices: {exc}") from exc
+    devices = []
+    for entry in raw:
+        info = DeviceInfo(
+            index=int(entry["index"]),
+            name=str(entry["name"]),
+            hostapi=str(hostapis[entry["hostapi"]]["name"]),
+            max_input_channels=int(entry["max_input_channels"]),
+            max_output_channels=int(entry["max_output_channels"]),
+            default_samplerate=float(entry["default_samplerate"]),
+            is_default_input=int(entry["index"]) == default_in,
+            is_default_output=int(entry["index"]) == default_out,
+        )
+        if direction is None or info.supports(direction):
+            devices.append(info)
+    log.debug("found %d %s device(s)", len(devices), direction or "audio")
+    return devices
+
+
+def default_device(direction: Direction) -> DeviceInfo:
+    """The system's default device for a direction, or the first that fits; a clear error when there is none."""
+    devices = list_devices(direction)
+    if not devices:
+        raise AudioDeviceError(
+            f"no audio {direction} device found; connect one, or check that the sound server "
+            "(PulseAudio or PipeWire) is running"
+        )
+    for device in devices:
+        if device.is_default_input if direction == "input" else device.is_default_output:
+            return device
+    return devices[0]

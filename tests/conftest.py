@@ -1,0 +1,94 @@
+"""Fixtures: Qt offscreen, private settings/cache/log folders, the real speech recordings, virtual audio devices."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+# Before anything imports Qt or reads a folder: offscreen Qt, and no test touches the user's real files.
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+_PRIVATE_ROOT = Path(tempfile.mkdtemp(prefix="liveshadow-tests-"))
+for _name in ("CONFIG", "CACHE", "LOG", "DATA"):
+    os.environ[f"LIVESHADOW_{_name}_DIR"] = str(_PRIVATE_ROOT / _name.lower())
+
+from engine import paths  # noqa: E402
+from tests import virtual_audio as va  # noqa: E402
+
+IN_CI = bool(os.environ.get("CI"))
+ARTIFACTS_DIR = Path(__file__).resolve().parent.parent / "test-artifacts"
+
+
+def _unavailable(reason: str) -> None:
+    """Skip on a developer machine that lacks something; in CI the same lack is a failure."""
+    if IN_CI:
+        pytest.fail(f"{reason} (CI must run this test)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(autouse=True)
+def private_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test gets empty settings in its own temporary folder."""
+    config = tmp_path / "config"
+    monkeypatch.setenv(paths.ENV_CONFIG_DIR, str(config))
+    return config
+
+
+@pytest.fixture(scope="session")
+def speech_dir() -> Path:
+    """../shared/speech: real human recordings with reference transcripts."""
+    directory = paths.shared_speech_dir()
+    if not (directory / "manifest.jsonl").exists():
+        _unavailable(f"the real-speech recordings are not at {directory} (set LIVESHADOW_SPEECH_DIR)")
+    return directory
+
+
+@pytest.fixture(scope="session")
+def speech_manifest(speech_dir: Path) -> list[dict]:
+    lines = (speech_dir / "manifest.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+@pytest.fixture(scope="session")
+def artifacts_dir() -> Path:
+    """Files tests leave for people to look at (screenshots, recordings); kept after the run."""
+    ARTIFACTS_DIR.mkdir(exist_ok=True)
+    return ARTIFACTS_DIR
+
+
+@pytest.fixture(scope="session")
+def virtual_audio() -> Iterator[va.VirtualAudio]:
+    """A private PulseAudio server with a virtual microphone (default source) and speaker (default sink).
+
+    sounddevice is pointed at it and made to re-scan, and everything is restored afterwards.
+    """
+    missing = va.missing_tools()
+    if missing:
+        _unavailable(f"PulseAudio tools not installed: {', '.join(missing)} (run scripts/setup)")
+    from engine.audio.devices import AudioDeviceError, rescan
+
+    audio = va.start()
+    saved = {key: os.environ.get(key) for key in ("PULSE_SERVER", "XDG_RUNTIME_DIR")}
+    os.environ["PULSE_SERVER"] = audio.server
+    os.environ["XDG_RUNTIME_DIR"] = str(audio.runtime_dir)
+    try:
+        try:
+            rescan()
+        except AudioDeviceError as exc:
+            _unavailable(str(exc))
+        yield audio
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        va.stop(audio)
+        try:
+            rescan()
+        except AudioDeviceError:
+            pass

@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine import cli, paths
+
+
+def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "engine", *args],
+        capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})},
+    )  # fmt: skip
+
+
+def test_help_lists_every_subcommand() -> None:
+    result = run_cli("--help")
+    assert result.returncode == 0
+    for name in ("gui", "speak", "transcribe", "shadow", "eval", "bench"):
+        assert f"    {name}" in result.stdout
+
+
+def test_version() -> None:
+    result = run_cli("--version")
+    assert result.returncode == 0 and result.stdout.startswith("liveshadow ")
+
+
+@pytest.mark.parametrize("name", sorted(cli.PLANNED))
+def test_planned_subcommands_say_so_and_exit_2(name: str) -> None:
+    result = run_cli(name, "some", "--args")
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.strip() == f"liveshadow {name}: not implemented yet"
+
+
+def test_unknown_subcommand_is_a_usage_error() -> None:
+    result = run_cli("frobnicate")
+    assert result.returncode == 2 and "invalid choice" in result.stderr
+
+
+def test_no_display_gives_a_clear_error(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    result = subprocess.run([sys.executable, "-m", "engine"], capture_output=True, text=True, timeout=60, env=env)
+    assert result.returncode == 1
+    assert "no display found" in result.stderr
+
+
+def test_verbose_logging_and_rotating_log_file(tmp_path: Path) -> None:
+    log_dir = tmp_path / "logs"
+    result = run_cli("-vv", "speak", "x", env={paths.ENV_LOG_DIR: str(log_dir)})
+    assert "DEBUG" in result.stderr and "engine.cli" in result.stderr
+    log_file = log_dir / "liveshadow.log"
+    assert log_file.exists() and "command speak" in log_file.read_text()
+    quiet = run_cli("speak", "x", env={paths.ENV_LOG_DIR: str(log_dir)})
+    assert "DEBUG" not in quiet.stderr
+
+
+def test_verbose_after_the_subcommand(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["speak", "-v"]) == 2
+    assert logging.getLogger().level <= logging.INFO
+
+
+def test_unwritable_log_dir_is_only_a_warning(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    result = run_cli("speak", "x", env={paths.ENV_LOG_DIR: str(blocker / "logs")})
+    assert result.returncode == 2 and "cannot write the log file" in result.stderr

@@ -1,0 +1,172 @@
+"""A private PulseAudio server with a virtual microphone and a virtual speaker, for real end-to-end audio tests.
+
+Layout (see shared/docs/FINDINGS.md):
+    mic_feed (null sink)  ──monitor──► virtmic (remap source, the default source = "the microphone")
+    app_out  (null sink, the default sink = "the speaker")  ──► app_out.monitor (what tests record)
+``play_into_mic`` feeds a WAV to mic_feed; ``record_speaker`` records app_out.monitor.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+MIC_SINK = "mic_feed"
+MIC_SOURCE = "virtmic"
+SPEAKER_SINK = "app_out"
+SPEAKER_MONITOR = f"{SPEAKER_SINK}.monitor"
+
+REQUIRED_TOOLS = ("pulseaudio", "pactl", "paplay", "parec")
+
+
+def missing_tools() -> list[str]:
+    return [tool for tool in REQUIRED_TOOLS if shutil.which(tool) is None]
+
+
+@dataclass
+class VirtualAudio:
+    runtime_dir: Path
+    server: str  # PULSE_SERVER value
+    process: subprocess.Popen
+
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "PULSE_SERVER": self.server, "XDG_RUNTIME_DIR": str(self.runtime_dir)}
+
+    def pactl(self, *args: str) -> str:
+        result = subprocess.run(
+            ["pactl", *args], env=self.env(), capture_output=True, text=True, timeout=10, check=False
+        )
+        if result.returncode != 0:
+            raise RuntimeError(f"pactl {' '.join(args)} failed: {result.stderr.strip()}")
+        return result.stdout
+
+    def play_into_mic(self, wav: Path | str) -> subprocess.Popen:
+        """Start playing a WAV into the virtual microphone; returns the paplay process (wait() for its end)."""
+        return subprocess.Popen(
+            ["paplay", f"--device={MIC_SINK}", str(wav)],
+            env=self.env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )  # fmt: skip
+
+    @contextmanager
+    def record_speaker(
+        self, out_wav: Path | str, rate: int = 16000, channels: int = 1, tail_s: float = 1.0
+    ) -> Iterator[Path]:
+        """Record what is played to the virtual speaker while the block runs; written to ``out_wav`` at its end.
+
+        Raw samples are read from ``parec`` in a thread, and the block starts only once samples flow, so the
+        start of what the block plays is never lost (parecord writes its header before the stream carries audio);
+        recording goes on for ``tail_s`` after the block.
+        """
+        out = Path(out_wav)
+        proc = subprocess.Popen(
+            [
+                "parec", f"--device={SPEAKER_MONITOR}", f"--rate={rate}", f"--channels={channels}",
+                "--format=s16le", "--raw", "--latency-msec=20",
+            ],
+            env=self.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        chunks: list[bytes] = []
+        flowing = threading.Event()
+
+        def reader() -> None:
+            assert proc.stdout is not None
+            while data := proc.stdout.read1(4096):
+                chunks.append(data)
+                flowing.set()
+
+        thread = threading.Thread(target=reader, daemon=True)
+        thread.start()
+        try:
+            if not flowing.wait(10):
+                raise RuntimeError(f"no audio from {SPEAKER_MONITOR} within 10 s")
+            yield out
+            # A player's call returns while its last audio is still in the server's buffers (up to ~1 s at
+            # PortAudio's "high" latency); keep recording so that tail is not cut off.
+            time.sleep(tail_s)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            thread.join(timeout=5)
+            raw = b"".join(chunks)
+            frames = np.frombuffer(raw[: len(raw) // (2 * channels) * 2 * channels], dtype="<i2")
+            sf.write(str(out), frames.reshape(-1, channels), rate, subtype="PCM_16")
+
+
+def start(log_path: Path | None = None) -> VirtualAudio:
+    """Start a private PulseAudio server (no system or user config, its own socket) with the virtual devices."""
+    runtime_dir = Path(tempfile.mkdtemp(prefix="liveshadow-pulse-"))
+    socket = runtime_dir / "native"
+    log_file = open(log_path or runtime_dir / "pulseaudio.log", "wb")  # noqa: SIM115 (owned by the process)
+    cmd = [
+        "pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit", "--disable-shm=true",
+        "--use-pid-file=false", "--log-target=stderr",
+        "-L", f"module-native-protocol-unix socket={socket} auth-anonymous=1",
+        "-L", f"module-null-sink sink_name={MIC_SINK} sink_properties=device.description=VirtualMicFeed",
+        "-L", f"module-null-sink sink_name={SPEAKER_SINK} sink_properties=device.description=VirtualSpeaker",
+        "-L", f"module-remap-source master={MIC_SINK}.monitor source_name={MIC_SOURCE}"
+        " source_properties=device.description=VirtualMicrophone",
+    ]  # fmt: skip
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime_dir), "HOME": str(runtime_dir)}
+    process = subprocess.Popen(cmd, env=env, stdout=log_file, stderr=log_file)
+    audio = VirtualAudio(runtime_dir, f"unix:{socket}", process)
+    deadline = time.monotonic() + 15
+    while True:
+        if process.poll() is not None:
+            log_file.flush()
+            text = Path(log_file.name).read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"pulseaudio exited with {process.returncode}:\n{text}")
+        try:
+            audio.pactl("info")
+            break
+        except (RuntimeError, subprocess.TimeoutExpired):
+            if time.monotonic() > deadline:
+                stop(audio)
+                raise RuntimeError("pulseaudio did not answer within 15 s") from None
+            time.sleep(0.1)
+    audio.pactl("set-default-sink", SPEAKER_SINK)
+    audio.pactl("set-default-source", MIC_SOURCE)
+    return audio
+
+
+def stop(audio: VirtualAudio) -> None:
+    audio.process.terminate()
+    try:
+        audio.process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        audio.process.kill()
+        audio.process.wait()
+    shutil.rmtree(audio.runtime_dir, ignore_errors=True)
+
+
+def read_mono(path: Path | str) -> tuple[np.ndarray, int]:
+    data, rate = sf.read(str(path), dtype="float32", always_2d=True)
+    return data.mean(axis=1), rate
+
+
+def aligned_correlation(recording: np.ndarray, source: np.ndarray) -> tuple[float, int]:
+    """Best normalized correlation of ``source`` inside ``recording`` and the lag (samples) where it is found."""
+    if recording.size < source.size:
+        recording = np.concatenate([recording, np.zeros(source.size - recording.size, np.float32)])
+    n = recording.size + source.size
+    size = 1 << (n - 1).bit_length()
+    cross = np.fft.irfft(np.fft.rfft(recording, size) * np.conj(np.fft.rfft(source, size)), size)
+    lag = int(np.argmax(cross[: recording.size - source.size + 1]))
+    segment = recording[lag : lag + source.size]
+    if np.std(segment) == 0 or np.std(source) == 0:
+        return 0.0, lag
+    return float(np.corrcoef(segment, source)[0, 1]), lag
