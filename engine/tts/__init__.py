@@ -1,0 +1,1 @@
+"""Incremental text-to-speech on a two-stage Piper voice (Ma et al. 2020, prefix-to-prefix)."""

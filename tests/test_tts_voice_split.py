@@ -1,0 +1,92 @@
+"""The real voice split into two stages: bit-exact, reproducible, cached, and clear about bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+from engine.tts.frontend import FrontEnd, split_words
+from engine.tts.voice import TwoStageVoice, bundled_voice_paths
+from engine.tts.voice_split import MANIFEST, VoiceSplitError, split_voice
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def cache_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("voices")
+
+
+@pytest.fixture(scope="module")
+def voice(cache_root: Path) -> TwoStageVoice:
+    return TwoStageVoice(cache_root=cache_root)
+
+
+@pytest.fixture(scope="module")
+def frontend(voice: TwoStageVoice) -> FrontEnd:
+    return FrontEnd(voice.config)
+
+
+def sentence_ids(frontend: FrontEnd, text: str) -> np.ndarray:
+    return np.array(frontend.sentence_ids(frontend.units(split_words(text))), dtype=np.int64)
+
+
+def test_split_stages_reproduce_the_full_voice_bit_exactly(voice: TwoStageVoice, frontend: FrontEnd) -> None:
+    ids = sentence_ids(frontend, "The quick brown fox jumps over the lazy dog, out of the blue.")
+    reference = voice.full_graph(ids)
+    latent, durations = voice.stage1(ids)
+    wave = voice.stage2(latent)
+    assert latent.shape == (192, int(durations.sum()))
+    assert durations.shape == (ids.size,)
+    assert wave.size == durations.sum() * voice.hop
+    assert np.array_equal(wave, reference)
+
+
+def test_same_seed_same_audio_other_seed_other_audio(voice: TwoStageVoice, frontend: FrontEnd, cache_root) -> None:
+    ids = sentence_ids(frontend, "Reproducible speech, please.")
+    first = voice.stage2(voice.stage1(ids)[0])
+    again = voice.stage2(voice.stage1(ids)[0])
+    assert np.array_equal(first, again)
+    other = TwoStageVoice(seed=7, cache_root=cache_root)
+    assert not np.array_equal(first[: min(first.size, 4000)], other.stage2(other.stage1(ids)[0])[:4000])
+
+
+def test_cache_is_reused_and_rebuilt_when_corrupt(cache_root: Path) -> None:
+    model, _ = bundled_voice_paths()
+    split = split_voice(model, cache_root)
+    stamp = split.stage2.stat().st_mtime_ns
+    assert split_voice(model, cache_root).stage2.stat().st_mtime_ns == stamp  # reused
+    data = split.stage2.read_bytes()
+    split.stage2.write_bytes(data[: len(data) // 2])  # truncated
+    rebuilt = split_voice(model, cache_root)
+    assert rebuilt.stage2.read_bytes() == data
+    (rebuilt.stage1.parent / MANIFEST).write_text("{not json")
+    assert split_voice(model, cache_root).stage1.exists()
+
+
+def test_missing_voice_file_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(VoiceSplitError, match="not found"):
+        split_voice(tmp_path / "nope.onnx", tmp_path)
+
+
+def test_corrupt_voice_file_is_a_clear_error(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.onnx"
+    broken.write_bytes(b"this is not an onnx model")
+    with pytest.raises(VoiceSplitError, match="cannot read"):
+        split_voice(broken, tmp_path / "cache")
+
+
+def test_unknown_graph_names_the_missing_tensor(tmp_path: Path) -> None:
+    graph = onnx.helper.make_graph(
+        [onnx.helper.make_node("Identity", ["input"], ["output"])],
+        "tiny",
+        [onnx.helper.make_tensor_value_info("input", onnx.TensorProto.FLOAT, [1])],
+        [onnx.helper.make_tensor_value_info("output", onnx.TensorProto.FLOAT, [1])],
+    )
+    path = tmp_path / "tiny.onnx"
+    onnx.save(onnx.helper.make_model(graph), str(path))
+    with pytest.raises(VoiceSplitError, match="/Ceil_output_0"):
+        split_voice(path, tmp_path / "cache")
