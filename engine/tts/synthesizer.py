@@ -1,0 +1,247 @@
+"""The incremental synthesizer: words in, audio pieces out, chunk by chunk (Ma et al. 2020).
+
+Per sentence: words → units (front end) → chunks (chunker) → for each chunk the policy's window through Stage I
+(latent frames + durations; the chunk's frames are kept) → Stage II. With ``overlap_decode`` Stage II runs in
+hold mode: it emits audio up to the last latent frame − δ and keeps δ frames as left context for the next slice,
+so seams equal a one-shot decode (δ = 12 covers the decoder's receptive field).
+
+This class is synchronous and single-threaded; ``worker.SynthesisWorker`` runs it in a background thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.tts.chunker import ChunkSizes, chunk_units
+from engine.tts.frontend import FrontEnd, Unit, ends_sentence, split_words
+from engine.tts.pieces import AudioPiece, PieceWord
+from engine.tts.policies import LookaheadPolicy, TtsPolicy
+from engine.tts.voice import LATENT_CHANNELS, TwoStageVoice
+
+log = logging.getLogger(__name__)
+
+DEFAULT_DELTA_FRAMES = 12
+
+
+@dataclass
+class _Sentence:
+    index: int
+    words: list[str] = field(default_factory=list)
+    complete: bool = False
+    next_chunk: int = 0
+    unit_frames: dict[int, tuple[int, int]] = field(default_factory=dict)  # first word → absolute frames
+    latent: list[np.ndarray] = field(default_factory=list)
+    frames_total: int = 0
+    emitted_frames: int = 0
+    units: list[Unit] = field(default_factory=list)
+    units_for: int = -1  # len(words) when units were computed
+
+    def latent_slice(self, start: int, stop: int) -> np.ndarray:
+        return np.concatenate(self.latent, axis=1)[:, start:stop] if self.latent else np.zeros((LATENT_CHANNELS, 0))
+
+
+class IncrementalSynthesizer:
+    """``feed(words)``, ``end_sentence()``, ``flush()``, ``cancel()``; each returns the pieces it made."""
+
+    def __init__(
+        self,
+        voice: TwoStageVoice,
+        policy: TtsPolicy | None = None,
+        sizes: ChunkSizes | None = None,
+        delta: int = DEFAULT_DELTA_FRAMES,
+        frontend: FrontEnd | None = None,
+        timer: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        if delta < 0:
+            raise ValueError(f"delta must be non-negative, not {delta}")
+        self.voice = voice
+        self.policy: TtsPolicy = policy or LookaheadPolicy(k=1)
+        self.sizes = sizes or ChunkSizes()
+        self.delta = delta
+        self.frontend = frontend or FrontEnd(voice.config)
+        self._timer = timer
+        self._sentence = _Sentence(0)
+        self._cancelled = False
+        self.last_sentence_latent: np.ndarray | None = None  # latent frames of the last finished sentence
+
+    # ----- input stream API
+    def feed(self, words: Sequence[str] | str) -> list[AudioPiece]:
+        """Add words (a string is split on whitespace); a word ending in . ! or ? closes its sentence."""
+        tokens = split_words(words) if isinstance(words, str) else [t for w in words for t in split_words(w)]
+        self._cancelled = False
+        pieces: list[AudioPiece] = []
+        for token in tokens:
+            self._sentence.words.append(token)
+            if ends_sentence(token):
+                pieces.extend(self.end_sentence())
+        pieces.extend(self._advance())
+        return pieces
+
+    def end_sentence(self) -> list[AudioPiece]:
+        """The current sentence is complete: synthesize what is left of it and start a new one."""
+        sentence = self._sentence
+        sentence.complete = True
+        pieces = self._advance()
+        if sentence.latent:
+            self.last_sentence_latent = np.concatenate(sentence.latent, axis=1)
+        self._sentence = _Sentence(sentence.index + (1 if sentence.words else 0))
+        return pieces
+
+    def flush(self) -> list[AudioPiece]:
+        """Speak everything fed so far (the end of input ends the sentence)."""
+        return self.end_sentence()
+
+    def cancel(self) -> None:
+        """Drop what is pending; the next ``feed`` starts a new sentence. Safe to call from another thread: a
+        synthesis under way stops before its next chunk."""
+        self._cancelled = True
+        self._sentence = _Sentence(self._sentence.index + 1)
+
+    @property
+    def pending_words(self) -> int:
+        return len(self._sentence.words)
+
+    # ----- internals
+    def _units(self, sentence: _Sentence) -> list[Unit]:
+        if sentence.units_for != len(sentence.words):
+            sentence.units = self.frontend.units(sentence.words)
+            sentence.units_for = len(sentence.words)
+        return sentence.units
+
+    def _chunks(self, sentence: _Sentence) -> list[list[Unit]]:
+        units = self._units(sentence)
+        if not sentence.complete:
+            units = units[:-1]  # the last unit may still merge with the next word
+        return chunk_units(units, self.sizes, sentence.complete)
+
+    def _advance(self) -> list[AudioPiece]:
+        sentence = self._sentence
+        pieces: list[AudioPiece] = []
+        if not sentence.words:
+            return pieces
+        chunks = self._chunks(sentence)
+        while not self._cancelled and self.policy.ready(sentence.next_chunk, len(chunks), sentence.complete):
+            piece = self._synthesize(sentence, chunks)
+            if sentence is not self._sentence and not sentence.complete:
+                break  # cancelled while synthesizing
+            if piece is not None:
+                pieces.append(piece)
+        return pieces
+
+    def _id_offsets(self, units: Sequence[Unit]) -> dict[int, int]:
+        """Absolute id index (within the sentence's id sequence) of every unit, keyed by its first word."""
+        offsets = {}
+        position = len(self.frontend.prefix_ids)
+        for unit in units:
+            offsets[unit.first_word] = position
+            position += len(unit.ids)
+        return offsets
+
+    def _synthesize(self, sentence: _Sentence, chunks: list[list[Unit]]) -> AudioPiece | None:
+        index = sentence.next_chunk
+        window = self.policy.window(chunks, index, sentence.complete)
+        covered = len(chunks) - index if self.policy.one_piece_per_sentence else 1
+        last_chunk = sentence.complete and index + covered >= len(chunks)
+        prefix = self.frontend.prefix_ids if window.at_start else ()
+        suffix = self.frontend.suffix_ids if window.at_end else ()
+        window_units = (*window.left, *window.chunk, *window.right)
+        ids = [*prefix, *(i for u in window_units for i in u.ids), *suffix]
+        first = window_units[0]
+        id_offsets = self._id_offsets([u for c in chunks for u in c])
+        phoneme_offset = id_offsets[first.first_word] - len(prefix)
+        frame_offset = sentence.unit_frames.get(first.first_word, (sentence.frames_total, 0))[0]
+        if window.at_start and first.first_word == 0:
+            frame_offset = 0
+
+        t0 = self._timer()
+        latent, durations = self.voice.stage1(np.asarray(ids, np.int64), max(phoneme_offset, 0), frame_offset)
+        stage1_s = self._timer() - t0
+
+        # the chunk's ids inside the window, including BOS/PAD when it opens the sentence and EOS when it ends it
+        left_ids = sum(len(u.ids) for u in window.left)
+        chunk_start = len(prefix) + left_ids
+        chunk_stop = chunk_start + sum(len(u.ids) for u in window.chunk)
+        if index == 0 or not self.policy.overlap_decode:
+            chunk_start -= len(prefix)
+        if last_chunk or not self.policy.overlap_decode:
+            chunk_stop += len(suffix)
+        bounds = np.concatenate([[0], np.cumsum(durations)])
+        f0, f1 = int(bounds[chunk_start]), int(bounds[chunk_stop])
+        position = len(prefix) + left_ids
+        for unit in window.chunk:  # absolute frames of each unit, for word times and later windows' noise
+            start = int(bounds[position]) - f0 + sentence.frames_total
+            position += len(unit.ids)
+            sentence.unit_frames[unit.first_word] = (start, int(bounds[position]) - f0 + sentence.frames_total)
+        chunk_latent = latent[:, f0:f1]
+        piece_start = sentence.emitted_frames
+        sentence.latent.append(chunk_latent)
+        sentence.frames_total += chunk_latent.shape[1]
+        sentence.next_chunk += covered
+        if last_chunk:
+            sentence.complete = True
+
+        t0 = self._timer()
+        samples = self._decode(sentence, last_chunk)
+        stage2_s = self._timer() - t0
+        if sentence.latent and len(sentence.latent) > 1:  # keep one array: cheap slicing next time
+            sentence.latent = [np.concatenate(sentence.latent, axis=1)]
+        words = self._piece_words(sentence, chunks, piece_start, sentence.emitted_frames)
+        return AudioPiece(
+            samples=samples,
+            sample_rate=self.voice.sample_rate,
+            sentence=sentence.index,
+            chunk=index,
+            words=words,
+            stage1_s=stage1_s,
+            stage2_s=stage2_s,
+            sentence_end=last_chunk,
+            frame_start=piece_start,
+        )
+
+    def _decode(self, sentence: _Sentence, last_chunk: bool) -> np.ndarray:
+        """Stage II for the frames that may be emitted now; advances ``emitted_frames``."""
+        start = sentence.emitted_frames
+        total = sentence.frames_total
+        if not self.policy.overlap_decode:
+            stop = total
+            audio = self.voice.stage2(sentence.latent_slice(start, stop))
+        else:
+            stop = total if last_chunk else max(total - self.delta, start)
+            if stop <= start:
+                return np.zeros(0, np.float32)
+            left = min(self.delta, start)
+            right = min(self.delta, total - stop)
+            wave = self.voice.stage2(sentence.latent_slice(start - left, stop + right))
+            hop = self.voice.hop
+            audio = wave[left * hop : (left + stop - start) * hop]
+        sentence.emitted_frames = stop
+        return np.ascontiguousarray(audio, dtype=np.float32)
+
+    def _piece_words(
+        self, sentence: _Sentence, chunks: list[list[Unit]], frame_start: int, frame_stop: int
+    ) -> tuple[PieceWord, ...]:
+        hop = self.voice.hop
+        words = []
+        for unit in (u for c in chunks for u in c):
+            frames = sentence.unit_frames.get(unit.first_word)
+            if frames is None or not frame_start < frames[1] <= frame_stop:
+                continue
+            # words merged into one unit share its frames, split evenly
+            span = (frames[1] - frames[0]) / len(unit.words)
+            for j, text in enumerate(unit.words):
+                start = round(frames[0] + j * span) - frame_start
+                stop = round(frames[0] + (j + 1) * span) - frame_start
+                words.append(PieceWord(sentence.index, unit.first_word + j, text, start * hop, stop * hop))
+        return tuple(words)
+
+
+def synthesize_text(synthesizer: IncrementalSynthesizer, text: str) -> tuple[np.ndarray, list[AudioPiece]]:
+    """All input available: feed the whole text, flush, and join the pieces (for tests, benchmarks, quality)."""
+    pieces = synthesizer.feed(text) + synthesizer.flush()
+    audio = np.concatenate([p.samples for p in pieces]) if pieces else np.zeros(0, np.float32)
+    return audio, pieces
