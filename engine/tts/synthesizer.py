@@ -68,6 +68,7 @@ class IncrementalSynthesizer:
         self._sentence = _Sentence(0)
         self._cancelled = False
         self.last_sentence_latent: np.ndarray | None = None  # latent frames of the last finished sentence
+        self.on_piece: Callable[[AudioPiece], None] | None = None  # called as soon as each piece is ready
 
     # ----- input stream API
     def feed(self, words: Sequence[str] | str) -> list[AudioPiece]:
@@ -96,9 +97,12 @@ class IncrementalSynthesizer:
         """Speak everything fed so far (the end of input ends the sentence)."""
         return self.end_sentence()
 
+    def request_stop(self) -> None:
+        """Make a synthesis under way (in another thread) stop before its next chunk."""
+        self._cancelled = True
+
     def cancel(self) -> None:
-        """Drop what is pending; the next ``feed`` starts a new sentence. Safe to call from another thread: a
-        synthesis under way stops before its next chunk."""
+        """Drop what is pending; the next ``feed`` starts a new sentence."""
         self._cancelled = True
         self._sentence = _Sentence(self._sentence.index + 1)
 
@@ -131,6 +135,8 @@ class IncrementalSynthesizer:
                 break  # cancelled while synthesizing
             if piece is not None:
                 pieces.append(piece)
+                if self.on_piece is not None:
+                    self.on_piece(piece)
         return pieces
 
     def _id_offsets(self, units: Sequence[Unit]) -> dict[int, int]:

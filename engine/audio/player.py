@@ -1,0 +1,219 @@
+"""Gapless playback of audio pieces through a sounddevice OutputStream.
+
+Producers call ``enqueue`` (resampling to the device rate happens here, not in the callback) and are paced by a
+bounded ring buffer; the stream's callback only copies from the ring buffer and notes how many frames it played
+and when. ``poll`` turns those notes into per-piece play start/end times and gaps.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.audio.devices import AudioDeviceError, sounddevice_module
+from engine.audio.resample import StreamResampler
+from engine.audio.ringbuffer import RingBuffer
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BLOCK = 1024  # a fixed block size: a variable one underruns through ALSA's pulse plugin
+DEFAULT_LATENCY_S = 0.2
+DEFAULT_BUFFER_S = 20.0
+CALLBACK_NOTES = 4096  # bounded record of callbacks not yet polled (~90 s at 1024-frame blocks and 48 kHz)
+
+
+@dataclass(slots=True)
+class PlayedPiece:
+    key: object
+    first_frame: int  # at the device rate, counted from the stream's start
+    frames: int
+    enqueued_at: float
+    start_s: float | None = None  # when its first sample reached the speaker (clock of ``timer``)
+    end_s: float | None = None
+
+
+@dataclass(slots=True)
+class PlayerStats:
+    underruns: int = 0  # times the buffer ran dry after the first audio and playback later resumed
+    gap_s: float = 0.0
+    gaps: list[tuple[float, float]] = field(default_factory=list)  # (start, length) of each gap
+
+
+class Player:
+    """Plays float32 mono pieces on an output device; ``timer`` is the clock every reported time uses."""
+
+    def __init__(
+        self,
+        sample_rate: int,
+        device: int | str | None = None,
+        blocksize: int = DEFAULT_BLOCK,
+        latency_s: float = DEFAULT_LATENCY_S,
+        buffer_s: float = DEFAULT_BUFFER_S,
+        timer: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.source_rate = sample_rate
+        self.device = device
+        self.blocksize = blocksize
+        self.latency_s = latency_s
+        self._timer = timer
+        self._sd = sounddevice_module()
+        self.device_rate = self._negotiate_rate()
+        self._resampler = StreamResampler(sample_rate, self.device_rate)
+        self._ring = RingBuffer(int(buffer_s * self.device_rate))
+        self._notes: collections.deque[tuple[int, int, float]] = collections.deque(maxlen=CALLBACK_NOTES)
+        self._pieces: collections.deque[PlayedPiece] = collections.deque()
+        self._finished: list[PlayedPiece] = []
+        self._written = 0
+        self._played = 0  # frames handed to the device (polled)
+        self._real_played = 0
+        self._in_gap_since: float | None = None
+        self._t0: float | None = None
+        self._device_frames = 0
+        self.stats = PlayerStats()
+        self._stream = None
+        self._lock = threading.Lock()
+
+    def _negotiate_rate(self) -> int:
+        """The source rate when the device takes it, else the device's own default rate (we resample)."""
+        sd = self._sd
+        try:
+            sd.check_output_settings(device=self.device, samplerate=self.source_rate, channels=1, dtype="float32")
+            return self.source_rate
+        except Exception:  # PortAudioError or ValueError: rate not supported, or no such device
+            pass
+        try:
+            info = sd.query_devices(self.device, "output")
+        except (ValueError, sd.PortAudioError) as exc:
+            raise AudioDeviceError(f"output device {self.device!r} not available: {exc}") from exc
+        rate = int(info["default_samplerate"])
+        log.info("device %s does not take %d Hz; playing at %d Hz", info["name"], self.source_rate, rate)
+        return rate
+
+    # ----- stream
+    def start(self) -> None:
+        sd = self._sd
+        try:
+            self._stream = sd.OutputStream(
+                samplerate=self.device_rate,
+                blocksize=self.blocksize,
+                device=self.device,
+                channels=1,
+                dtype="float32",
+                latency=self.latency_s,
+                callback=self._callback,
+            )
+            self._stream.start()
+        except (sd.PortAudioError, ValueError) as exc:
+            raise AudioDeviceError(f"cannot open the output device {self.device!r}: {exc}") from exc
+
+    def _callback(self, outdata: np.ndarray, frames: int, time_info: object, status: object) -> None:
+        real = self._ring.read_into(outdata[:, 0])
+        self._notes.append((frames, real, self._timer()))
+
+    @property
+    def output_latency_s(self) -> float:
+        return float(self._stream.latency) if self._stream is not None else 0.0
+
+    # ----- producer side
+    def enqueue(self, samples: np.ndarray, key: object = None, last: bool = False) -> None:
+        """Queue a piece; blocks while the ring buffer is full (playback paces the producer)."""
+        data = self._resampler.process(np.asarray(samples, np.float32), last=last)
+        with self._lock:
+            self._pieces.append(PlayedPiece(key, self._written, data.size, self._timer()))
+            self._written += data.size
+        self._ring.write(data, timeout=None)
+
+    @property
+    def buffered_s(self) -> float:
+        """Synthesized audio queued ahead of the playback cursor (the live time balance)."""
+        return len(self._ring) / self.device_rate
+
+    # ----- reports
+    def poll(self) -> list[PlayedPiece]:
+        """Process the callback notes; returns the pieces that finished playing since the last call.
+
+        Times come from the stream's own clock: the first callback's time plus frames handed to the device over
+        the device rate (callbacks themselves arrive in bursts, so their times are jittery).
+        """
+        latency = self.output_latency_s
+        done: list[PlayedPiece] = []
+        while self._notes:
+            frames, real, at = self._notes.popleft()
+            if self._t0 is None:
+                self._t0 = at
+            block_device = self._device_frames  # device frame index of this block's first frame
+            block_real = self._real_played  # ring frame index of its first real frame
+            self._device_frames += frames
+            self._real_played += real
+
+            def when(real_frame: int, block_device: int = block_device, block_real: int = block_real) -> float:
+                return self._t0 + latency + (block_device + real_frame - block_real) / self.device_rate
+
+            with self._lock:
+                for piece in self._pieces:
+                    if piece.first_frame >= self._real_played:
+                        break
+                    if piece.start_s is None and piece.frames:
+                        piece.start_s = when(max(piece.first_frame, block_real))
+                while self._pieces and self._pieces[0].first_frame + self._pieces[0].frames <= self._real_played:
+                    piece = self._pieces.popleft()
+                    piece.end_s = when(piece.first_frame + piece.frames)
+                    if piece.start_s is None:
+                        piece.start_s = piece.end_s
+                    done.append(piece)
+            # A gap is counted when playback resumes after the buffer ran dry; running dry at the very end is
+            # not a gap.
+            if real > 0 and self._in_gap_since is not None:
+                length = max(when(block_real) - self._in_gap_since, 0.0)
+                self.stats.gaps.append((self._in_gap_since, length))
+                self.stats.gap_s += length
+                self.stats.underruns += 1
+                self._in_gap_since = None
+            if real < frames and self._real_played > 0 and self._in_gap_since is None:
+                self._in_gap_since = when(self._real_played)
+        self._finished.extend(done)
+        return done
+
+    @property
+    def finished(self) -> list[PlayedPiece]:
+        """Every piece that has finished playing, in order."""
+        return list(self._finished)
+
+    def drain(self, timeout: float | None = None) -> bool:
+        """Wait until everything queued has played (True) or the timeout passes."""
+        tail = self._resampler.flush() if not self._resampler.passthrough else np.zeros(0, np.float32)
+        if tail.size:
+            self._ring.write(tail, timeout=None)
+            with self._lock:
+                self._written += tail.size
+        deadline = None if timeout is None else self._timer() + timeout
+        while True:
+            self.poll()
+            with self._lock:
+                if not self._pieces and len(self._ring) == 0:
+                    break
+            if deadline is not None and self._timer() > deadline:
+                return False
+            time.sleep(0.02)
+        time.sleep(self.output_latency_s)  # the last block is still in the device's buffer
+        return True
+
+    def close(self) -> None:
+        if self._stream is not None:
+            self._stream.stop()
+            self._stream.close()
+            self._stream = None
+        self._ring.close()
+
+    def __enter__(self) -> Player:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
