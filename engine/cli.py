@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from engine import __version__
 from engine.logsetup import setup_logging
+from engine.metrics import names as metric_names
 
 log = logging.getLogger(__name__)
 
@@ -18,12 +21,11 @@ EXIT_USAGE = 2  # also what a subcommand that is not implemented yet returns
 
 # Subcommands that later work fills in: name → one-line help. Each exits with EXIT_USAGE and says so.
 PLANNED: dict[str, str] = {
-    "speak": "speak text with the incremental TTS engine",
     "transcribe": "transcribe a WAV file with the streaming recognizer",
     "shadow": "shadow a WAV file or the microphone: recognize and re-voice it live",
     "eval": "run the evaluation on a manifest of recordings and write reports and plots",
-    "bench": "benchmark a stage (tts, asr, shadow) and print figures",
 }
+PLANNED_BENCHES = ("asr", "shadow")
 
 
 def _not_implemented(name: str) -> Callable[[argparse.Namespace], int]:
@@ -45,6 +47,106 @@ def _run_gui(args: argparse.Namespace) -> int:
         return EXIT_ERROR
 
 
+def _fail(message: str, code: int = EXIT_ERROR) -> int:
+    print(f"liveshadow: {message}", file=sys.stderr)
+    return code
+
+
+def _run_speak(args: argparse.Namespace) -> int:
+    from engine.audio.devices import AudioDeviceError
+    from engine.tts.frontend import split_words
+    from engine.tts.speak import SpeakOptions, paced, speak
+    from engine.tts.voice_split import VoiceSplitError
+
+    if (args.text is None) == (not args.stdin):
+        return _fail("speak needs TEXT or --stdin (one of them)", EXIT_USAGE)
+    for name in ("k", "delta", "threads"):
+        if getattr(args, name) < 0 or (name == "threads" and args.threads < 1):
+            return _fail(f"--{name} must be {'positive' if name == 'threads' else 'zero or more'}", EXIT_USAGE)
+    if args.first_chunk < 1 or args.chunk < 1:
+        return _fail("chunk sizes must be at least 1 phoneme", EXIT_USAGE)
+    if args.words_per_second is not None and args.words_per_second <= 0:
+        return _fail("--words-per-second must be positive", EXIT_USAGE)
+    for path in (args.out, args.report):
+        if path and not Path(path).resolve().parent.is_dir():
+            return _fail(f"the folder of {path} does not exist", EXIT_USAGE)
+
+    if args.stdin:
+        batches = (line.split() for line in sys.stdin)
+        if args.words_per_second:
+            batches = paced([w for b in batches for w in b], args.words_per_second)
+    else:
+        words = split_words(args.text)
+        batches = paced(words, args.words_per_second) if args.words_per_second else iter([words])
+    options = SpeakOptions(
+        policy=args.policy, k=args.k, first_chunk=args.first_chunk, chunk=args.chunk, delta=args.delta,
+        seed=args.seed, threads=args.threads, play=args.play, device=_device(args.device), voice=args.voice,
+    )  # fmt: skip
+    try:
+        result = speak(batches, options)
+    except (VoiceSplitError, AudioDeviceError) as exc:
+        return _fail(str(exc))
+    report = result.report
+    if not report[metric_names.GEN_S]:
+        print("liveshadow speak: nothing to say (no speakable words)", file=sys.stderr)
+    if args.out:
+        import soundfile
+
+        soundfile.write(args.out, result.audio, result.sample_rate, subtype="PCM_16")
+    if args.report:
+        Path(args.report).write_text(
+            json.dumps(_finite(report), indent=1, allow_nan=False, default=_json_default) + "\n"
+        )
+    if report[metric_names.GEN_S]:
+        balance = report[metric_names.TIME_BALANCE]
+        print(
+            f"{len(report['pieces'])} pieces, {sum(report[metric_names.AUDIO_S]):.2f} s of audio; "
+            f"first audio after {report[metric_names.FIRST_AUDIO_S]:.3f} s; "
+            f"compute ratio median {report[metric_names.COMPUTE_RATIO]['median']:.3f}; "
+            f"min time balance {min(balance) if balance else float('nan'):.3f} s; "
+            f"underruns {report[metric_names.UNDERRUNS]}"
+        )
+    return EXIT_OK
+
+
+def _json_default(value: object) -> object:
+    import numpy as np
+
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"not JSON serializable: {type(value).__name__}")
+
+
+def _device(text: str | None) -> str | int | None:
+    return int(text) if text is not None and text.isdigit() else text
+
+
+def _run_bench(args: argparse.Namespace) -> int:
+    if args.stage in PLANNED_BENCHES:
+        print(f"liveshadow bench {args.stage}: not implemented yet", file=sys.stderr)
+        return EXIT_USAGE
+    from engine.tts.bench import format_table, run_bench
+
+    report = run_bench(threads=args.threads, progress=lambda text: log.info("bench tts: %s", text))
+    print(format_table(report))
+    if args.json:
+        print(json.dumps(_finite(report), allow_nan=False, default=_json_default))
+    return EXIT_OK
+
+
+def _finite(value: object) -> object:
+    """JSON has no inf/NaN: exact seams (inf dB) and missing figures become null."""
+    import math
+
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="liveshadow",
@@ -62,6 +164,30 @@ def build_parser() -> argparse.ArgumentParser:
     gui.add_argument("--screenshot", metavar="PNG", help="render the main window to a PNG file and exit")
     gui.add_argument("--quit-after", type=float, metavar="SECONDS", help="close the app after this long")
     gui.set_defaults(func=_run_gui)
+
+    speak = sub.add_parser("speak", parents=[common], help="speak text with the incremental TTS engine")
+    speak.add_argument("text", nargs="?", help="the text to speak (or --stdin)")
+    speak.add_argument("--stdin", action="store_true", help="read words from standard input as they are typed")
+    speak.add_argument("--words-per-second", type=float, metavar="R", help="feed the words at this steady rate")
+    speak.add_argument("--policy", choices=("lookahead", "full", "naive"), default="lookahead")
+    speak.add_argument("--k", type=int, default=1, help="lookahead chunks for --policy lookahead (default 1)")
+    speak.add_argument("--first-chunk", type=int, default=18, metavar="PHONEMES", help="first chunk size (18)")
+    speak.add_argument("--chunk", type=int, default=12, metavar="PHONEMES", help="later chunk size (12)")
+    speak.add_argument("--delta", type=int, default=12, metavar="FRAMES", help="vocoder overlap frames (12)")
+    speak.add_argument("--seed", type=int, default=0, help="noise seed: the same seed gives the same audio")
+    speak.add_argument("--threads", type=int, default=1, help="inference threads (1)")
+    speak.add_argument("--voice", metavar="ONNX", help="a Piper voice (.onnx beside its .onnx.json)")
+    speak.add_argument("--out", metavar="WAV", help="write the synthesized audio here")
+    speak.add_argument("--report", metavar="JSON", help="write the measurements here")
+    speak.add_argument("--play", action="store_true", help="play through the output device while synthesizing")
+    speak.add_argument("--device", help="output device (name or index) for --play")
+    speak.set_defaults(func=_run_speak)
+
+    bench = sub.add_parser("bench", parents=[common], help="benchmark a stage and print figures")
+    bench.add_argument("stage", choices=("tts", *PLANNED_BENCHES))
+    bench.add_argument("--json", action="store_true", help="end with one JSON line holding every figure")
+    bench.add_argument("--threads", type=int, default=1, help="inference threads (1)")
+    bench.set_defaults(func=_run_bench)
 
     for name, help_text in PLANNED.items():
         planned = sub.add_parser(name, parents=[common], help=f"{help_text} (not implemented yet)")

@@ -38,6 +38,13 @@ def test_planned_subcommands_say_so_and_exit_2(name: str) -> None:
     assert result.stderr.strip() == f"liveshadow {name}: not implemented yet"
 
 
+@pytest.mark.parametrize("stage", cli.PLANNED_BENCHES)
+def test_planned_benchmarks_say_so_and_exit_2(stage: str) -> None:
+    result = run_cli("bench", stage)
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"liveshadow bench {stage}: not implemented yet"
+
+
 def test_unknown_subcommand_is_a_usage_error() -> None:
     result = run_cli("frobnicate")
     assert result.returncode == 2 and "invalid choice" in result.stderr
@@ -52,21 +59,21 @@ def test_no_display_gives_a_clear_error(tmp_path: Path) -> None:
 
 def test_verbose_logging_and_rotating_log_file(tmp_path: Path) -> None:
     log_dir = tmp_path / "logs"
-    result = run_cli("-vv", "speak", "x", env={paths.ENV_LOG_DIR: str(log_dir)})
+    result = run_cli("-vv", "transcribe", "x", env={paths.ENV_LOG_DIR: str(log_dir)})
     assert "DEBUG" in result.stderr and "engine.cli" in result.stderr
     log_file = log_dir / "liveshadow.log"
-    assert log_file.exists() and "command speak" in log_file.read_text()
-    quiet = run_cli("speak", "x", env={paths.ENV_LOG_DIR: str(log_dir)})
+    assert log_file.exists() and "command transcribe" in log_file.read_text()
+    quiet = run_cli("transcribe", "x", env={paths.ENV_LOG_DIR: str(log_dir)})
     assert "DEBUG" not in quiet.stderr
 
 
 def test_verbose_after_the_subcommand(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["speak", "-v"]) == 2
+    assert cli.main(["transcribe", "-v"]) == 2
     assert logging.getLogger().level <= logging.INFO
 
 
 def test_unwritable_log_dir_is_only_a_warning(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
-    result = run_cli("speak", "x", env={paths.ENV_LOG_DIR: str(blocker / "logs")})
+    result = run_cli("transcribe", "x", env={paths.ENV_LOG_DIR: str(blocker / "logs")})
     assert result.returncode == 2 and "cannot write the log file" in result.stderr

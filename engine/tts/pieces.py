@@ -30,6 +30,8 @@ class AudioPiece:
     stage2_s: float  # compute spent in Stage II for this piece
     sentence_end: bool  # the last piece of its sentence
     frame_start: int = 0  # first latent frame of the piece within its sentence
+    needs_word: int = 0  # the last word (sentence index) Stage I read for this piece
+    needs_sentence_end: bool = False  # the piece could only be made once the sentence was complete
 
     @property
     def gen_s(self) -> float:

@@ -88,8 +88,6 @@ class IncrementalSynthesizer:
         sentence = self._sentence
         sentence.complete = True
         pieces = self._advance()
-        if sentence.latent:
-            self.last_sentence_latent = np.concatenate(sentence.latent, axis=1)
         self._sentence = _Sentence(sentence.index + (1 if sentence.words else 0))
         return pieces
 
@@ -194,6 +192,8 @@ class IncrementalSynthesizer:
         t0 = self._timer()
         samples = self._decode(sentence, last_chunk)
         stage2_s = self._timer() - t0
+        if last_chunk:  # before the piece is delivered, so a consumer of the last piece can check its seams
+            self.last_sentence_latent = np.concatenate(sentence.latent, axis=1)
         if sentence.latent and len(sentence.latent) > 1:  # keep one array: cheap slicing next time
             sentence.latent = [np.concatenate(sentence.latent, axis=1)]
         words = self._piece_words(sentence, chunks, piece_start, sentence.emitted_frames)
@@ -207,6 +207,8 @@ class IncrementalSynthesizer:
             stage2_s=stage2_s,
             sentence_end=last_chunk,
             frame_start=piece_start,
+            needs_word=window_units[-1].first_word + len(window_units[-1].words) - 1,
+            needs_sentence_end=window.at_end,
         )
 
     def _decode(self, sentence: _Sentence, last_chunk: bool) -> np.ndarray:

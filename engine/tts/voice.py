@@ -80,12 +80,16 @@ class TwoStageVoice:
             model_path, default_config = bundled_voice_paths()
             config_path = config_path or default_config
         model_path = Path(model_path)
+        if not model_path.is_file():
+            raise VoiceSplitError(f"voice model not found: {model_path}")
         config_path = Path(config_path) if config_path else model_path.with_name(model_path.name + ".json")
         self.config = VoiceConfig.load(config_path)
         self.split: SplitVoice = split_voice(model_path, cache_root)
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
+        # Without the arena, the memory a long full-sentence decode takes is given back afterwards.
+        options.enable_cpu_mem_arena = False
         try:
             self._stage1 = ort.InferenceSession(str(self.split.stage1), options, providers=["CPUExecutionProvider"])
             self._stage2 = ort.InferenceSession(str(self.split.stage2), options, providers=["CPUExecutionProvider"])

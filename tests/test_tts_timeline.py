@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+import pytest
+
+from engine.tts.measure import time_balance
+from engine.tts.timeline import simulate_playback
+
+
+def test_gapless_when_every_piece_is_ready_in_time() -> None:
+    t = simulate_playback([0.1, 0.3, 0.5], [1.0, 1.0, 1.0], [0.0, 0.0, 0.0])
+    assert t.start_s == [0.1, 1.1, 2.1]
+    assert t.time_balance == pytest.approx([0.8, 1.6])
+    assert (t.underruns, t.gap_s, t.starved_s) == (0, 0.0, 0.0)
+
+
+def test_time_balance_matches_the_all_input_formula() -> None:
+    gen, audio = [0.1, 0.2, 0.4, 0.3], [0.5, 0.4, 0.6, 0.5]
+    ready = [sum(gen[: i + 1]) for i in range(len(gen))]
+    t = simulate_playback(ready, audio, [0.0] * 4)
+    assert t.time_balance == pytest.approx(time_balance(gen, audio))
+
+
+def test_slow_compute_is_an_underrun_and_waiting_for_words_is_starvation() -> None:
+    # piece 1: words there at 0, ready at 1.5, previous ends at 1.0 -> 0.5 s underrun
+    # piece 2: words arrive at 3.0 (after piece 1 ends at 2.0), ready at 3.2 -> 1.2 s starved
+    t = simulate_playback([0.0, 1.5, 3.2], [1.0, 0.5, 1.0], [0.0, 0.0, 3.0])
+    assert t.underruns == 1 and t.gap_s == pytest.approx(0.5)
+    assert t.starved_s == pytest.approx(1.2)
+    assert t.end_s[-1] == pytest.approx(4.2)
