@@ -42,6 +42,7 @@ def run_app(screenshot: str | None = None, quit_after_s: float | None = None) ->
     qt_app.setApplicationName("liveshadow")
     qt_app.setOrganizationName("liveshadow")
     window = MainWindow()
+    window.remember_geometry = not screenshot
     window.show()
     if screenshot:
         qt_app.processEvents()

@@ -26,11 +26,14 @@ log = logging.getLogger(__name__)
 KEY_GEOMETRY = "window/geometry"
 KEY_INPUT_DEVICE = "audio/input_device"
 KEY_OUTPUT_DEVICE = "audio/output_device"
+DEFAULT_SIZE = (640, 420)
+MIN_SIZE = (400, 300)  # a remembered geometry smaller than this (e.g. from a window never shown) is ignored
 
 
 class MainWindow(QMainWindow):
     def __init__(self) -> None:
         super().__init__()
+        self.remember_geometry = True  # off for windows that are only rendered (screenshots)
         self.setWindowTitle("liveshadow")
         icon = paths.assets_dir() / "liveshadow.svg"
         if icon.exists():
@@ -118,11 +121,12 @@ class MainWindow(QMainWindow):
         geometry = app_settings().value(KEY_GEOMETRY)
         if isinstance(geometry, QByteArray) and not geometry.isEmpty():
             self.restoreGeometry(geometry)
-        else:
-            self.resize(640, 420)
+        if self.width() < MIN_SIZE[0] or self.height() < MIN_SIZE[1]:
+            self.resize(*DEFAULT_SIZE)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt's name)
-        settings = app_settings()
-        settings.setValue(KEY_GEOMETRY, self.saveGeometry())
-        settings.sync()
+        if self.remember_geometry:
+            settings = app_settings()
+            settings.setValue(KEY_GEOMETRY, self.saveGeometry())
+            settings.sync()
         super().closeEvent(event)

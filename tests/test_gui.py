@@ -85,3 +85,15 @@ def test_gui_command_writes_a_screenshot(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert QImage(str(png)).width() > 100
+
+
+def test_a_tiny_remembered_geometry_is_ignored(qtbot) -> None:
+    from app.main_window import DEFAULT_SIZE, MainWindow
+
+    first = MainWindow()
+    qtbot.addWidget(first)
+    first.resize(120, 90)
+    first.close()
+    second = MainWindow()
+    qtbot.addWidget(second)
+    assert (second.width(), second.height()) == DEFAULT_SIZE
