@@ -1,0 +1,148 @@
+"""Commit policies: which leading words of the uncommitted hypothesis tail become final at this step.
+
+Each step the recognizer hypothesizes the whole buffer; the words already committed are stripped, leaving the
+tail. A policy looks at the tail (and its own memory of earlier tails) and answers how many of its leading words to
+commit now. Committed words never change. Pure classes over word lists, so they are tested on hand-made
+hypothesis sequences (Liu et al. 2020, section 2).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from typing import Protocol
+
+from engine.asr.words import Word
+
+
+class CommitPolicy(Protocol):
+    name: str
+
+    def update(self, tail: Sequence[Word]) -> int:
+        """Words of ``tail`` (a prefix) to commit now, given the hypothesis of this step."""
+        ...
+
+    def finish(self, tail: Sequence[Word]) -> int:
+        """The input ended: how many words of the last tail to commit (all of them)."""
+        ...
+
+    def reset(self) -> None: ...
+
+
+def common_prefix_length(*tails: Sequence[Word]) -> int:
+    """Length of the longest prefix on which every tail agrees (compared case- and punctuation-blind)."""
+    if not tails:
+        return 0
+    n = 0
+    for words in zip(*tails, strict=False):
+        if len({w.key for w in words}) != 1:
+            break
+        n += 1
+    return n
+
+
+class LocalAgreement:
+    """LA-n: commit the longest common prefix of the last ``n`` tails (n = 2: two consecutive hypotheses)."""
+
+    def __init__(self, n: int = 2) -> None:
+        if n < 2:
+            raise ValueError(f"local agreement needs n >= 2 hypotheses, not {n}")
+        self.n = n
+        self._previous: deque[list[Word]] = deque(maxlen=n - 1)
+
+    @property
+    def name(self) -> str:
+        return f"la{self.n}"
+
+    def update(self, tail: Sequence[Word]) -> int:
+        current = list(tail)
+        count = common_prefix_length(*self._previous, current) if len(self._previous) == self.n - 1 else 0
+        # what stays undisplayed of every remembered tail, for the next comparison
+        self._previous = deque((t[count:] for t in self._previous), maxlen=self.n - 1)
+        self._previous.append(current[count:])
+        return count
+
+    def finish(self, tail: Sequence[Word]) -> int:
+        self.reset()
+        return len(tail)
+
+    def reset(self) -> None:
+        self._previous.clear()
+
+
+class HoldN:
+    """hold-n: commit all but the last ``n`` words of every tail."""
+
+    def __init__(self, n: int = 2) -> None:
+        if n < 0:
+            raise ValueError(f"hold-n needs n >= 0, not {n}")
+        self.n = n
+
+    @property
+    def name(self) -> str:
+        return f"hold{self.n}"
+
+    def update(self, tail: Sequence[Word]) -> int:
+        return max(len(tail) - self.n, 0)
+
+    def finish(self, tail: Sequence[Word]) -> int:
+        return len(tail)
+
+    def reset(self) -> None:
+        pass
+
+
+class WaitK:
+    """wait-k: commit nothing for the first ``k`` steps, then at most ``rate`` words per step."""
+
+    def __init__(self, k: int = 2, rate: int = 2) -> None:
+        if k < 0 or rate < 1:
+            raise ValueError(f"wait-k needs k >= 0 and rate >= 1 (got k={k}, rate={rate})")
+        self.k = k
+        self.rate = rate
+        self._steps = 0
+
+    @property
+    def name(self) -> str:
+        return "waitk"
+
+    def update(self, tail: Sequence[Word]) -> int:
+        self._steps += 1
+        if self._steps <= self.k:
+            return 0
+        return min(len(tail), self.rate)
+
+    def finish(self, tail: Sequence[Word]) -> int:
+        self.reset()
+        return len(tail)
+
+    def reset(self) -> None:
+        self._steps = 0
+
+
+class Offline:
+    """Commit only at the end of the utterance: the accuracy reference."""
+
+    name = "offline"
+
+    def update(self, tail: Sequence[Word]) -> int:
+        return 0
+
+    def finish(self, tail: Sequence[Word]) -> int:
+        return len(tail)
+
+    def reset(self) -> None:
+        pass
+
+
+def make_commit_policy(name: str) -> CommitPolicy:
+    """``la2`` (or ``laN``), ``hold2`` (or ``holdN``), ``waitk``, ``offline``."""
+    if name.startswith("la") and name[2:].isdigit():
+        return LocalAgreement(int(name[2:]))
+    if name.startswith("hold") and name[4:].isdigit():
+        return HoldN(int(name[4:]))
+    if name == "waitk":
+        return WaitK()
+    if name == "offline":
+        return Offline()
+    raise ValueError(f"unknown commit policy {name!r}: use la2, hold2, waitk or offline")

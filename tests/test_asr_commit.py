@@ -1,0 +1,108 @@
+"""Commit policies on hand-made hypothesis sequences."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.asr.commit import HoldN, LocalAgreement, Offline, WaitK, common_prefix_length, make_commit_policy
+from engine.asr.words import Word, normalize_text
+
+
+def hyp(text: str, start: float = 0.0) -> list[Word]:
+    return [Word(t, start + i * 0.3, start + i * 0.3 + 0.25) for i, t in enumerate(text.split())]
+
+
+def run(policy, hypotheses: list[str]) -> tuple[list[str], list[int]]:
+    """Drive a policy like the streaming loop: strip what is committed, commit what it says."""
+    committed: list[str] = []
+    counts = []
+    for text in hypotheses:
+        words = hyp(text)
+        tail = words[len(committed) :]
+        n = policy.update(tail)
+        counts.append(n)
+        committed.extend(w.text for w in tail[:n])
+    return committed, counts
+
+
+def test_local_agreement_commits_what_two_hypotheses_share() -> None:
+    committed, counts = run(
+        LocalAgreement(2),
+        ["the cat", "the cat sat", "the cat sat on", "the cat sat on the mat"],
+    )
+    assert counts == [0, 2, 1, 1]
+    assert committed == ["the", "cat", "sat", "on"]
+
+
+def test_local_agreement_waits_through_a_flip() -> None:
+    committed, counts = run(LocalAgreement(2), ["I scream", "ice cream is", "ice cream is cold"])
+    assert counts == [0, 0, 3]
+    assert committed == ["ice", "cream", "is"]
+
+
+def test_local_agreement_ignores_case_and_punctuation() -> None:
+    committed, _ = run(LocalAgreement(2), ["Hello, world", "hello world!"])
+    assert committed == ["hello", "world!"]  # the words of the newest hypothesis, which saw the most audio
+
+
+def test_local_agreement_with_a_deleted_word() -> None:
+    committed, counts = run(LocalAgreement(2), ["we went to the", "we went the to", "we went to the park"])
+    assert counts == [0, 2, 0]  # "to the" vs "the to" disagree; then "the to" vs "to the park" disagree
+    assert committed == ["we", "went"]
+
+
+def test_local_agreement_handles_repeated_words() -> None:
+    committed, counts = run(LocalAgreement(2), ["no no", "no no no", "no no no no"])
+    assert counts == [0, 2, 1]
+    assert committed == ["no", "no", "no"]
+
+
+def test_la3_needs_three_agreeing_hypotheses() -> None:
+    committed, counts = run(LocalAgreement(3), ["a b", "a b c", "a b c d"])
+    assert counts == [0, 0, 2]
+    with pytest.raises(ValueError):
+        LocalAgreement(1)
+
+
+def test_hold_n_withholds_the_last_words() -> None:
+    committed, counts = run(HoldN(2), ["one", "one two three", "one two three four five"])
+    assert counts == [0, 1, 2]
+    assert committed == ["one", "two", "three"]
+    assert HoldN(0).update(hyp("a b")) == 2
+
+
+def test_wait_k_waits_then_commits_at_a_fixed_rate() -> None:
+    committed, counts = run(WaitK(k=2, rate=1), ["a", "a b", "a b c", "a b c d", "a b c d"])
+    assert counts == [0, 0, 1, 1, 1]
+    assert committed == ["a", "b", "c"]
+
+
+def test_offline_commits_only_at_the_end() -> None:
+    policy = Offline()
+    assert run(policy, ["a", "a b", "a b c"])[1] == [0, 0, 0]
+    assert policy.finish(hyp("a b c")) == 3
+
+
+def test_finish_commits_the_rest_and_resets() -> None:
+    policy = LocalAgreement(2)
+    policy.update(hyp("x y"))
+    assert policy.finish(hyp("x y z")) == 3
+    assert policy.update(hyp("new words")) == 0  # memory was cleared
+
+
+def test_empty_tails() -> None:
+    for policy in (LocalAgreement(2), HoldN(2), WaitK(0, 1), Offline()):
+        assert policy.update([]) == 0
+    assert common_prefix_length() == 0
+
+
+def test_names() -> None:
+    for name in ("la2", "hold2", "waitk", "offline"):
+        assert make_commit_policy(name).name == name
+    with pytest.raises(ValueError):
+        make_commit_policy("greedy")
+
+
+def test_normalize_text_for_scoring() -> None:
+    assert normalize_text("Uh, THE [noise] cat's  (laughs) Mat!") == "the cat's mat"
+    assert normalize_text("um", drop_fillers=False) == "um"
