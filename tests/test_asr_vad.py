@@ -1,0 +1,56 @@
+"""The voice-activity gate on real speech, silence and noise (the real silero-vad model)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.asr.vad import FRAME, RATE, SileroVad, SpeechGate, VadError, speech_seconds
+from tests import virtual_audio as va
+
+
+@pytest.fixture(scope="module")
+def vad() -> SileroVad:
+    return SileroVad()
+
+
+def test_real_speech_is_speech(vad: SileroVad, speech_dir: Path) -> None:
+    audio, rate = va.read_mono(speech_dir / "wav" / "ls_61-70968-0000.wav")
+    assert rate == RATE
+    assert speech_seconds(audio, vad) > 0.6 * audio.size / RATE
+
+
+def test_ten_seconds_of_silence_and_of_noise_hold_no_speech(vad: SileroVad) -> None:
+    rng = np.random.default_rng(0)
+    assert speech_seconds(np.zeros(10 * RATE, np.float32), vad) == 0.0
+    noise = (0.05 * rng.standard_normal(10 * RATE)).astype(np.float32)
+    assert speech_seconds(noise, vad) == 0.0
+
+
+def test_streaming_in_odd_blocks_gives_the_same_probabilities(vad: SileroVad, speech_dir: Path) -> None:
+    audio, _ = va.read_mono(speech_dir / "wav" / "vctk_p226_001.wav")
+    vad.reset()
+    whole = vad.probabilities(audio)
+    vad.reset()
+    pieces = [vad.probabilities(audio[i : i + 777]) for i in range(0, audio.size, 777)]
+    np.testing.assert_allclose(np.concatenate(pieces), whole, atol=1e-6)
+    assert whole.size == audio.size // FRAME
+
+
+def test_gate_hysteresis() -> None:
+    gate = SpeechGate()
+    probs = np.array([0.1, 0.9, 0.4, 0.4, 0.1] + [0.1] * 20, np.float32)
+    flags = gate.decide(probs)
+    assert not flags[0] and flags[1] and flags[2] and flags[3]  # stays on above the release level
+    assert not flags[-1]  # and ends after the hangover
+
+
+def test_missing_model_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(VadError, match="not found"):
+        SileroVad(tmp_path / "missing.onnx")
+    broken = tmp_path / "broken.onnx"
+    broken.write_bytes(b"not a model")
+    with pytest.raises(VadError, match="cannot load"):
+        SileroVad(broken)
