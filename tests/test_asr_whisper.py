@@ -1,0 +1,71 @@
+"""The real Whisper model (tiny.en from its package) on real recordings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jiwer
+import numpy as np
+import pytest
+
+from engine.asr.backend import AsrError
+from engine.asr.whisper_backend import WhisperBackend, cut_repetition
+from engine.asr.words import Word, normalize_text
+from tests import virtual_audio as va
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def whisper() -> WhisperBackend:
+    return WhisperBackend()
+
+
+def wer(reference: str, words: list[Word]) -> float:
+    return jiwer.wer(normalize_text(reference), normalize_text(" ".join(w.text for w in words)))
+
+
+@pytest.mark.parametrize(
+    ("recording", "max_wer"), [("ls_61-70968-0000", 0.15), ("vctk_p225_002", 0.15), ("librivox_ss_0890", 0.3)]
+)
+def test_short_window_transcribes_real_speech(whisper, speech_manifest, speech_dir: Path, recording, max_wer) -> None:
+    entry = next(e for e in speech_manifest if e["id"] == recording)
+    audio, _ = va.read_mono(speech_dir / entry["wav"])
+    words = whisper.transcribe(audio)
+    assert wer(entry["text"], words) <= max_wer
+    duration = audio.size / 16000
+    assert all(0 <= w.start_s <= w.end_s <= duration + 0.05 for w in words)
+    assert [w.start_s for w in words] == sorted(w.start_s for w in words)
+
+
+def test_short_window_agrees_with_the_full_window(whisper, speech_manifest, speech_dir: Path) -> None:
+    entry = next(e for e in speech_manifest if e["id"] == "ls_61-70968-0000")
+    audio, _ = va.read_mono(speech_dir / entry["wav"])
+    short = whisper.transcribe(audio)
+    whisper.short_window = False
+    try:
+        full = whisper.transcribe(audio)
+    finally:
+        whisper.short_window = True
+    assert abs(wer(entry["text"], short) - wer(entry["text"], full)) <= 0.1
+
+
+def test_silence_and_tiny_buffers(whisper) -> None:
+    assert whisper.transcribe(np.zeros(800, np.float32)) == []
+
+
+def test_cut_repetition() -> None:
+    words = [
+        Word(t, i, i + 0.5) for i, t in enumerate("so I said thank you thank you thank you thank you thank".split())
+    ]
+    assert [w.text for w in cut_repetition(words)] == ["so", "I", "said", "thank", "you"]
+    fine = [Word(t, i, i + 0.5) for i, t in enumerate("no no no".split())]
+    assert cut_repetition(fine) == fine
+
+
+def test_missing_model_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(AsrError, match="no Whisper model"):
+        WhisperBackend(tmp_path)
+    (tmp_path / "model.bin").write_bytes(b"garbage")
+    with pytest.raises(AsrError, match="cannot load"):
+        WhisperBackend(tmp_path)
