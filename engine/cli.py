@@ -21,7 +21,6 @@ EXIT_USAGE = 2  # also what a subcommand that is not implemented yet returns
 
 # Subcommands that later work fills in: name → one-line help. Each exits with EXIT_USAGE and says so.
 PLANNED: dict[str, str] = {
-    "transcribe": "transcribe a WAV file with the streaming recognizer",
     "shadow": "shadow a WAV file or the microphone: recognize and re-voice it live",
     "eval": "run the evaluation on a manifest of recordings and write reports and plots",
 }
@@ -109,6 +108,47 @@ def _run_speak(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _run_transcribe(args: argparse.Namespace) -> int:
+    from engine.asr.backend import AsrError
+    from engine.asr.commit import make_commit_policy
+    from engine.asr.transcribe import transcribe_file
+    from engine.asr.vad import VadError
+    from engine.audio.io import AudioFileError
+
+    try:
+        make_commit_policy(args.commit)
+    except ValueError as exc:
+        return _fail(str(exc), EXIT_USAGE)
+    if args.backend == "vosk":
+        print("liveshadow transcribe: the vosk backend is not implemented yet", file=sys.stderr)
+        return EXIT_USAGE
+    if args.report and not Path(args.report).resolve().parent.is_dir():
+        return _fail(f"the folder of {args.report} does not exist", EXIT_USAGE)
+    try:
+        from engine.asr.whisper_backend import WhisperBackend
+
+        report = transcribe_file(Path(args.file), WhisperBackend(args.model), args.commit, realtime=args.realtime)
+    except (AsrError, VadError, AudioFileError) as exc:
+        return _fail(str(exc))
+    if args.report:
+        Path(args.report).write_text(json.dumps(_finite(report), indent=1, allow_nan=False, default=_json_default))
+    print(report["committed_text"])
+    latency = report[metric_names.COMMIT_LATENCY_S]
+    wer_text = (
+        f"; wer_committed {report[metric_names.WER_COMMITTED]:.3f}, wer_offline {report[metric_names.WER_OFFLINE]:.3f}"
+        if report[metric_names.WER_COMMITTED] is not None
+        else ""
+    )
+    if latency["n"]:
+        print(
+            f"commit latency median {latency['median']:.2f} s, p90 {latency['p90']:.2f} s "
+            f"({report['commit_latency_reference']}){wer_text}; rtf {report[metric_names.RTF_ASR]:.2f}; "
+            f"behind {report[metric_names.BEHIND_S]:.2f} s",
+            file=sys.stderr,
+        )
+    return EXIT_OK
+
+
 def _json_default(value: object) -> object:
     import numpy as np
 
@@ -182,6 +222,19 @@ def build_parser() -> argparse.ArgumentParser:
     speak.add_argument("--play", action="store_true", help="play through the output device while synthesizing")
     speak.add_argument("--device", help="output device (name or index) for --play")
     speak.set_defaults(func=_run_speak)
+
+    transcribe = sub.add_parser(
+        "transcribe", parents=[common], help="transcribe a WAV file with the streaming recognizer"
+    )
+    transcribe.add_argument("file", help="a WAV (or FLAC, OGG) recording; any rate and channel count")
+    transcribe.add_argument("--backend", choices=("whisper", "vosk"), default="whisper")
+    transcribe.add_argument("--model", metavar="PATH", help="model folder (default: the bundled tiny.en)")
+    transcribe.add_argument("--commit", default="la2", help="la2 (default), hold2, waitk or offline")
+    mode = transcribe.add_mutually_exclusive_group()
+    mode.add_argument("--simulate", action="store_true", help="compute-aware simulated clock (the default)")
+    mode.add_argument("--realtime", action="store_true", help="pace the input like a microphone")
+    transcribe.add_argument("--report", metavar="JSON", help="write the measurements here")
+    transcribe.set_defaults(func=_run_transcribe)
 
     bench = sub.add_parser("bench", parents=[common], help="benchmark a stage and print figures")
     bench.add_argument("stage", choices=("tts", *PLANNED_BENCHES))

@@ -59,21 +59,21 @@ def test_no_display_gives_a_clear_error(tmp_path: Path) -> None:
 
 def test_verbose_logging_and_rotating_log_file(tmp_path: Path) -> None:
     log_dir = tmp_path / "logs"
-    result = run_cli("-vv", "transcribe", "x", env={paths.ENV_LOG_DIR: str(log_dir)})
+    result = run_cli("-vv", "shadow", "x", env={paths.ENV_LOG_DIR: str(log_dir)})
     assert "DEBUG" in result.stderr and "engine.cli" in result.stderr
     log_file = log_dir / "liveshadow.log"
-    assert log_file.exists() and "command transcribe" in log_file.read_text()
-    quiet = run_cli("transcribe", "x", env={paths.ENV_LOG_DIR: str(log_dir)})
+    assert log_file.exists() and "command shadow" in log_file.read_text()
+    quiet = run_cli("shadow", "x", env={paths.ENV_LOG_DIR: str(log_dir)})
     assert "DEBUG" not in quiet.stderr
 
 
 def test_verbose_after_the_subcommand(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["transcribe", "-v"]) == 2
+    assert cli.main(["shadow", "-v"]) == 2
     assert logging.getLogger().level <= logging.INFO
 
 
 def test_unwritable_log_dir_is_only_a_warning(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
-    result = run_cli("transcribe", "x", env={paths.ENV_LOG_DIR: str(blocker / "logs")})
+    result = run_cli("shadow", "x", env={paths.ENV_LOG_DIR: str(blocker / "logs")})
     assert result.returncode == 2 and "cannot write the log file" in result.stderr

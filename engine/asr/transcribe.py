@@ -1,0 +1,68 @@
+"""``liveshadow transcribe``: one recording through the streaming recognizer, with its report."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+from engine.asr.backend import AsrBackend
+from engine.asr.commit import make_commit_policy
+from engine.asr.report import transcription_report
+from engine.asr.run import DEFAULT_MIN_STEP_S, run_stream
+from engine.asr.streaming import StreamingRecognizer
+from engine.asr.vad import SileroVad
+from engine.asr.words import Word
+from engine.audio.io import load_audio
+from engine.metrics import machine_info
+from engine.pipeline.clock import RealClock, SimulatedClock
+
+log = logging.getLogger(__name__)
+
+
+def manifest_entry(wav: Path) -> dict | None:
+    """The entry of a ``manifest.jsonl`` beside the recording's folder (or in it) that names this file."""
+    wav = wav.resolve()
+    for manifest in (wav.parent / "manifest.jsonl", wav.parent.parent / "manifest.jsonl"):
+        if not manifest.is_file():
+            continue
+        for line in manifest.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            entry = json.loads(line)
+            if (manifest.parent / entry.get("wav", "")).resolve() == wav:
+                return entry
+    return None
+
+
+def transcribe_file(
+    path: Path,
+    backend: AsrBackend,
+    commit: str = "la2",
+    realtime: bool = False,
+    min_step_s: float = DEFAULT_MIN_STEP_S,
+    vad: SileroVad | None = None,
+    entry: dict | None = None,
+) -> dict:
+    audio = load_audio(path)
+    entry = entry if entry is not None else manifest_entry(path)
+    recognizer = StreamingRecognizer(backend, make_commit_policy(commit), vad if vad is not None else SileroVad())
+    clock = RealClock() if realtime else SimulatedClock()
+    run = run_stream(audio, recognizer, clock, min_step_s)
+    offline_words = backend.transcribe(audio)
+    offline_text = " ".join(w.text for w in offline_words)
+    if entry and entry.get("word_times"):
+        reference = [Word(t, float(s), float(e)) for t, s, e in entry["word_times"]]
+        source = "manifest word_times (forced alignment)"
+    else:
+        reference = offline_words
+        source = "offline ASR word timestamps"
+    report = transcription_report(run, entry.get("text") if entry else None, reference, source, offline_text)
+    report.update({
+        "command": "transcribe",
+        "file": str(path),
+        "config": {"backend": backend.name, "commit": commit, "mode": "realtime" if realtime else "simulate",
+                   "min_step_s": min_step_s},
+        "machine": machine_info(),
+    })  # fmt: skip
+    return report

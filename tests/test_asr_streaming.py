@@ -1,0 +1,131 @@
+"""The streaming recognizer with the real models on the simulated clock: accuracy, silence, noise, bad files."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from engine.asr.commit import make_commit_policy
+from engine.asr.run import run_stream
+from engine.asr.streaming import StreamingRecognizer
+from engine.asr.transcribe import transcribe_file
+from engine.asr.vad import SileroVad
+from engine.asr.whisper_backend import WhisperBackend
+from engine.audio.io import AudioFileError, load_audio
+from engine.metrics import names as m
+from engine.pipeline.clock import SimulatedClock
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def whisper() -> WhisperBackend:
+    return WhisperBackend()
+
+
+@pytest.fixture(scope="module")
+def vad() -> SileroVad:
+    return SileroVad()
+
+
+def entry(manifest: list[dict], recording: str) -> dict:
+    return next(e for e in manifest if e["id"] == recording)
+
+
+@pytest.mark.parametrize("commit", ["la2", "hold2", "waitk", "offline"])
+def test_policies_commit_the_recording(whisper, vad, speech_manifest, speech_dir: Path, commit: str) -> None:
+    item = entry(speech_manifest, "librivox_ss_0870")
+    report = transcribe_file(speech_dir / item["wav"], whisper, commit, vad=vad, entry=item)
+    assert report[m.WER_COMMITTED] <= 0.25
+    assert report["commit_latency_reference"].startswith("manifest")
+    latency = report[m.COMMIT_LATENCY_S]
+    assert latency["n"] >= 0.7 * len(item["text"].split())
+    if commit == "offline":
+        assert latency["min"] >= 0  # everything waits for the end
+    else:
+        assert latency["median"] < 3.0
+    times = [w["commit_s"] for w in report["words"]]
+    assert times == sorted(times)
+
+
+def test_local_agreement_is_close_to_offline_accuracy(whisper, vad, speech_manifest, speech_dir: Path) -> None:
+    item = entry(speech_manifest, "ls_2412-153948-0000")
+    report = transcribe_file(speech_dir / item["wav"], whisper, "la2", vad=vad, entry=item)
+    assert report[m.WER_COMMITTED] - report[m.WER_OFFLINE] <= 0.05
+    assert report[m.BEHIND_S] <= 1.5 and report[m.RTF_ASR] < 1
+
+
+@pytest.mark.parametrize("kind", ["silence", "noise"])
+def test_ten_seconds_without_speech_commit_nothing(whisper, vad, kind: str) -> None:
+    rng = np.random.default_rng(1)
+    audio = (
+        np.zeros(160_000, np.float32) if kind == "silence" else (0.03 * rng.standard_normal(160_000)).astype(np.float32)
+    )
+    vad.reset()
+    recognizer = StreamingRecognizer(whisper, make_commit_policy("la2"), vad)
+    run = run_stream(audio, recognizer, SimulatedClock())
+    assert run.committed == []
+    assert recognizer.buffer_s <= 1.0
+
+
+def test_buffer_and_step_cost_stay_bounded_on_the_long_passage(whisper, vad, speech_manifest, speech_dir) -> None:
+    item = entry(speech_manifest, "librivox_sonnet002")
+    vad.reset()
+    recognizer = StreamingRecognizer(whisper, make_commit_policy("la2"), vad)
+    run = run_stream(load_audio(speech_dir / item["wav"]), recognizer, SimulatedClock())
+    assert max(run.step_buffer_s) <= recognizer.config.trim_s * 1.5 + 1
+    assert len(run.committed) > 0.8 * len(item["text"].split())
+
+
+def test_stereo_48k_file_is_resampled(tmp_path: Path, speech_dir: Path) -> None:
+    mono = load_audio(speech_dir / "wav" / "vctk_p226_001.wav")
+    from engine.audio import resample
+
+    stereo = np.stack([resample(mono, 16000, 48000)] * 2, axis=1)
+    path = tmp_path / "stereo48k.wav"
+    sf.write(str(path), stereo, 48000)
+    again = load_audio(path)
+    assert abs(again.size - mono.size) <= 2
+
+
+def test_bad_audio_files_give_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(AudioFileError, match="not found"):
+        load_audio(tmp_path / "missing.wav")
+    corrupt = tmp_path / "corrupt.wav"
+    corrupt.write_bytes(b"RIFF\x00\x00\x00\x00WAVEjunkjunk")
+    with pytest.raises(AudioFileError, match="cannot read"):
+        load_audio(corrupt)
+    empty = tmp_path / "empty.wav"
+    sf.write(str(empty), np.zeros(0, np.float32), 16000)
+    with pytest.raises(AudioFileError, match="no audio"):
+        load_audio(empty)
+
+
+def test_transcribe_command(tmp_path: Path, speech_dir: Path) -> None:
+    report_path = tmp_path / "report.json"
+    run = subprocess.run(
+        [sys.executable, "-m", "engine", "transcribe", str(speech_dir / "wav" / "vctk_p225_002.wav"),
+         "--commit", "la2", "--simulate", "--report", str(report_path)],
+        capture_output=True, text=True, timeout=300, env=dict(os.environ),
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    report = json.loads(report_path.read_text())
+    for name in (m.COMMIT_LATENCY_S, m.WER_COMMITTED, m.WER_OFFLINE, m.RTF_ASR, m.BEHIND_S):
+        assert name in report
+    assert report[m.WER_COMMITTED] <= 0.2
+    assert run.stdout.strip()
+    bad = subprocess.run([sys.executable, "-m", "engine", "transcribe", str(tmp_path / "x.wav")],
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert bad.returncode == 1 and "not found" in bad.stderr and "Traceback" not in bad.stderr
+    missing_model = subprocess.run(
+        [sys.executable, "-m", "engine", "transcribe", str(speech_dir / "wav" / "vctk_p225_002.wav"),
+         "--model", str(tmp_path)], capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert missing_model.returncode == 1 and "no Whisper model" in missing_model.stderr
