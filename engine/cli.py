@@ -24,7 +24,7 @@ PLANNED: dict[str, str] = {
     "shadow": "shadow a WAV file or the microphone: recognize and re-voice it live",
     "eval": "run the evaluation on a manifest of recordings and write reports and plots",
 }
-PLANNED_BENCHES = ("asr", "shadow")
+PLANNED_BENCHES = ("shadow",)
 
 
 def _not_implemented(name: str) -> Callable[[argparse.Namespace], int]:
@@ -165,10 +165,21 @@ def _run_bench(args: argparse.Namespace) -> int:
     if args.stage in PLANNED_BENCHES:
         print(f"liveshadow bench {args.stage}: not implemented yet", file=sys.stderr)
         return EXIT_USAGE
-    from engine.tts.bench import format_table, run_bench
+    progress = lambda text: log.info("bench %s: %s", args.stage, text)  # noqa: E731
+    if args.stage == "asr":
+        from engine import paths
+        from engine.asr import bench as asr_bench
 
-    report = run_bench(threads=args.threads, progress=lambda text: log.info("bench tts: %s", text))
-    print(format_table(report))
+        manifest = Path(args.manifest) if args.manifest else paths.shared_speech_dir() / "manifest.jsonl"
+        if not manifest.is_file():
+            return _fail(f"manifest not found: {manifest} (give one with --manifest)", EXIT_USAGE)
+        report = asr_bench.run_bench(manifest, progress=progress)
+        print(asr_bench.format_table(report))
+    else:
+        from engine.tts.bench import format_table, run_bench
+
+        report = run_bench(threads=args.threads, progress=progress)
+        print(format_table(report))
     if args.json:
         print(json.dumps(_finite(report), allow_nan=False, default=_json_default))
     return EXIT_OK
@@ -237,9 +248,10 @@ def build_parser() -> argparse.ArgumentParser:
     transcribe.set_defaults(func=_run_transcribe)
 
     bench = sub.add_parser("bench", parents=[common], help="benchmark a stage and print figures")
-    bench.add_argument("stage", choices=("tts", *PLANNED_BENCHES))
+    bench.add_argument("stage", choices=("tts", "asr", *PLANNED_BENCHES))
     bench.add_argument("--json", action="store_true", help="end with one JSON line holding every figure")
-    bench.add_argument("--threads", type=int, default=1, help="inference threads (1)")
+    bench.add_argument("--threads", type=int, default=1, help="TTS inference threads (1)")
+    bench.add_argument("--manifest", metavar="JSONL", help="recordings for asr (default ../shared/speech)")
     bench.set_defaults(func=_run_bench)
 
     for name, help_text in PLANNED.items():

@@ -61,6 +61,11 @@ def test_cut_repetition() -> None:
     assert [w.text for w in cut_repetition(words)] == ["so", "I", "said", "thank", "you"]
     fine = [Word(t, i, i + 0.5) for i, t in enumerate("no no no".split())]
     assert cut_repetition(fine) == fine
+    loop = "and so my fellow americans " * 3
+    looped = [Word(t, i, i + 0.5) for i, t in enumerate(loop.split())]
+    assert len(cut_repetition(looped)) == 5
+    squeezed = [Word("a", 0, 0.3), Word("b", 0.3, 0.3), Word("c", 0.3, 0.3), Word("d", 0.3, 0.3), Word("e", 0.3, 0.5)]
+    assert [w.text for w in cut_repetition(squeezed)] == ["a"]
 
 
 def test_missing_model_is_a_clear_error(tmp_path: Path) -> None:

@@ -16,13 +16,15 @@ import numpy as np
 from engine.asr.backend import SAMPLE_RATE, AsrBackend
 from engine.asr.commit import CommitPolicy
 from engine.asr.vad import FRAME, SileroVad, SpeechGate
-from engine.asr.words import Word
+from engine.asr.words import Word, normalize_token
 
 log = logging.getLogger(__name__)
 
 OVERLAP_TOLERANCE_S = 0.1
 MAX_OVERLAP_NGRAM = 5
 SENTENCE_END = (".", "?", "!")
+FORCE_COMMIT_FRACTION = 0.8  # of max_buffer_s: past this, held-back words are committed
+FORCE_COMMIT_MARGIN_S = 2.0  # words ending this close to the buffer's end stay tentative
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,10 +113,12 @@ class StreamingRecognizer:
     def _new_words(self, hypothesis: list[Word]) -> list[Word]:
         """The hypothesis minus what is already committed: by time, then by word overlap at the seam."""
         words = [w for w in hypothesis if w.start_s > self._last_committed_end - OVERLAP_TOLERANCE_S]
-        if words and self._committed and abs(words[0].start_s - self._last_committed_end) < 1.0:
+        if words and self._committed:
+            # Whisper may re-time committed words to later in the buffer (after a long pause, say): whatever
+            # repeats the end of the committed text is not new, however it was timed.
             recent = [w.text for w in self._committed[-MAX_OVERLAP_NGRAM:]]
             for n in range(min(MAX_OVERLAP_NGRAM, len(recent), len(words)), 0, -1):
-                if [Word(t, 0, 0).key for t in recent[-n:]] == [w.key for w in words[:n]]:
+                if [normalize_token(t) for t in recent[-n:]] == [w.key for w in words[:n]]:
                     return words[n:]
         return words
 
@@ -132,6 +136,15 @@ class StreamingRecognizer:
         result.recognized = True
         tail = self._new_words(hypothesis)
         n = self.policy.update(tail)
+        if self.buffer_s > FORCE_COMMIT_FRACTION * self.config.max_buffer_s:
+            # The policy is holding back too much audio (offline on a long passage, or hypotheses that never
+            # agree): commit what ends well before the buffer's end rather than ever dropping audio.
+            horizon = self._offset_s + self.buffer_s - FORCE_COMMIT_MARGIN_S
+            forced = next((i for i, w in enumerate(tail) if w.end_s > horizon), len(tail))
+            if forced > n:
+                log.info("buffer at %.1f s: committing %d held-back word(s)", self.buffer_s, forced - n)
+                n = forced
+                self.policy.reset()
         result.committed = self._commit(tail[:n], now_s)
         self._tail = tail[n:]
         result.tentative = list(self._tail)

