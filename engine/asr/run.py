@@ -45,7 +45,7 @@ def run_stream(
     fed = 0
     last_step = 0.0
     while fed < total:
-        clock.sleep_until(max(last_step + min_step_s, fed / SAMPLE_RATE + min_step_s if fed == 0 else 0.0))
+        clock.sleep_until(last_step + min_step_s)  # at most one step per min_step_s; late steps start at once
         arrived = min(int(clock.now() * SAMPLE_RATE), total)
         if arrived <= fed:
             clock.sleep_until(fed / SAMPLE_RATE + min_step_s)

@@ -122,6 +122,13 @@ class StreamingRecognizer:
                     return words[n:]
         return words
 
+    def _hypothesize(self) -> list[Word]:
+        """The recognizer's words for the whole buffer, on the source clock."""
+        return [
+            Word(w.text, w.start_s + self._offset_s, w.end_s + self._offset_s)
+            for w in self.backend.transcribe(self._buffer, self._prompt())
+        ]
+
     def step(self, now_s: float) -> StepResult:
         """Recognize the buffer and commit what the policy allows; ``now_s`` stamps the commits."""
         result = StepResult()
@@ -129,12 +136,8 @@ class StreamingRecognizer:
             self._drop_quiet()
             result.tentative = list(self._tail)
             return result
-        hypothesis = [
-            Word(w.text, w.start_s + self._offset_s, w.end_s + self._offset_s)
-            for w in self.backend.transcribe(self._buffer, self._prompt())
-        ]
         result.recognized = True
-        tail = self._new_words(hypothesis)
+        tail = self._new_words(self._hypothesize())
         n = self.policy.update(tail)
         if self.buffer_s > FORCE_COMMIT_FRACTION * self.config.max_buffer_s:
             # The policy is holding back too much audio (offline on a long passage, or hypotheses that never
@@ -155,12 +158,8 @@ class StreamingRecognizer:
         """The input ended: recognize once more and commit everything that is left."""
         result = StepResult()
         if self._has_speech() and self._buffer.size:
-            hypothesis = [
-                Word(w.text, w.start_s + self._offset_s, w.end_s + self._offset_s)
-                for w in self.backend.transcribe(self._buffer, self._prompt())
-            ]
             result.recognized = True
-            tail = self._new_words(hypothesis)
+            tail = self._new_words(self._hypothesize())
         else:
             tail = []
         n = self.policy.finish(tail)
