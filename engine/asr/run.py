@@ -10,6 +10,7 @@ import numpy as np
 
 from engine.asr.backend import SAMPLE_RATE
 from engine.asr.streaming import CommittedWord, StepResult, StreamingRecognizer
+from engine.audio.capture import Capture
 from engine.pipeline.clock import Clock
 
 log = logging.getLogger(__name__)
@@ -82,3 +83,52 @@ def _stamp(result: StepResult, now_s: float) -> StepResult:
         tentative=result.tentative,
         recognized=result.recognized,
     )
+
+
+def run_capture(
+    capture: Capture,
+    recognizer: StreamingRecognizer,
+    clock: Clock,
+    should_stop: Callable[[], bool],
+    min_step_s: float = DEFAULT_MIN_STEP_S,
+    on_step: Callable[[StepResult], None] | None = None,
+) -> StreamRun:
+    """Live: recognize what the capture delivers until ``should_stop()``; then finish.
+
+    Commit times are on ``clock``; word times are on the capture clock (both start when capture starts).
+    """
+    run = StreamRun()
+    last_step = clock.now()
+    while not should_stop():
+        block = capture.read(timeout=0.05)
+        if block is not None:
+            recognizer.insert_audio(block.samples)
+            run.audio_s = block.end_s
+        if clock.now() - last_step < min_step_s:
+            continue
+        for block in capture.read_available():
+            recognizer.insert_audio(block.samples)
+            run.audio_s = block.end_s
+        last_step = clock.now()
+        with clock.compute() as span:
+            result = recognizer.step(now_s=0.0)
+        stamped = _stamp(result, clock.now())
+        run.committed.extend(stamped.committed)
+        run.compute_s += span.elapsed_s
+        if result.recognized:
+            run.step_compute_s.append(span.elapsed_s)
+            run.step_buffer_s.append(recognizer.buffer_s)
+        if on_step is not None:
+            on_step(stamped)
+    for block in capture.read_available():
+        recognizer.insert_audio(block.samples)
+        run.audio_s = block.end_s
+    run.behind_s = max(clock.now() - run.audio_s, 0.0)
+    with clock.compute() as span:
+        result = recognizer.finish(now_s=0.0)
+    stamped = _stamp(result, clock.now())
+    run.committed.extend(stamped.committed)
+    run.compute_s += span.elapsed_s
+    if on_step is not None:
+        on_step(stamped)
+    return run

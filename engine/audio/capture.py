@@ -1,0 +1,104 @@
+"""Microphone capture: the callback copies each block into a bounded queue and returns; the consumer resamples.
+
+Block start times are counted in frames on the capture clock (0 = the stream's first frame), so they stay exact
+however late the consumer reads them.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+
+import numpy as np
+
+from engine.audio.block import AudioBlock
+from engine.audio.devices import AudioDeviceError, sounddevice_module
+from engine.audio.resample import StreamResampler
+
+log = logging.getLogger(__name__)
+
+DEFAULT_RATE = 16000
+DEFAULT_BLOCK_S = 0.1
+DEFAULT_QUEUE_S = 60.0  # what may wait unread before blocks are dropped (and counted)
+
+
+class Capture:
+    """Records one channel from an input device and hands out ``AudioBlock``s at ``rate``."""
+
+    def __init__(
+        self,
+        device: int | str | None = None,
+        rate: int = DEFAULT_RATE,
+        block_s: float = DEFAULT_BLOCK_S,
+        queue_s: float = DEFAULT_QUEUE_S,
+    ) -> None:
+        self._sd = sounddevice_module()
+        self.device = device
+        self.rate = rate
+        self.device_rate = self._negotiate_rate(rate)
+        self.blocksize = max(int(block_s * self.device_rate), 1)
+        self._queue: queue.Queue[np.ndarray] = queue.Queue(maxsize=max(int(queue_s / block_s), 1))
+        self._resampler = StreamResampler(self.device_rate, rate)
+        self._frames_out = 0
+        self.dropped_blocks = 0
+        self._stream = None
+
+    def _negotiate_rate(self, rate: int) -> int:
+        sd = self._sd
+        try:
+            sd.check_input_settings(device=self.device, samplerate=rate, channels=1, dtype="float32")
+            return rate
+        except Exception:  # PortAudioError or ValueError
+            pass
+        try:
+            info = sd.query_devices(self.device, "input")
+        except (ValueError, sd.PortAudioError) as exc:
+            raise AudioDeviceError(f"input device {self.device!r} not available: {exc}") from exc
+        return int(info["default_samplerate"])
+
+    def _callback(self, indata: np.ndarray, frames: int, time_info: object, status: object) -> None:
+        try:
+            self._queue.put_nowait(indata[:, 0].copy())
+        except queue.Full:
+            self.dropped_blocks += 1
+
+    def start(self) -> None:
+        sd = self._sd
+        try:
+            self._stream = sd.InputStream(
+                samplerate=self.device_rate, blocksize=self.blocksize, device=self.device, channels=1,
+                dtype="float32", callback=self._callback,
+            )  # fmt: skip
+            self._stream.start()
+        except (sd.PortAudioError, ValueError) as exc:
+            raise AudioDeviceError(f"cannot open the input device {self.device!r}: {exc}") from exc
+
+    def read(self, timeout: float | None = None) -> AudioBlock | None:
+        """The next block at ``rate`` (None when nothing arrived within ``timeout``)."""
+        try:
+            raw = self._queue.get(timeout=timeout)
+        except queue.Empty:
+            return None
+        samples = self._resampler.process(raw)
+        block = AudioBlock(samples, self.rate, self._frames_out / self.rate)
+        self._frames_out += samples.size
+        return block
+
+    def read_available(self) -> list[AudioBlock]:
+        blocks = []
+        while (block := self.read(timeout=0)) is not None:
+            blocks.append(block)
+        return blocks
+
+    def stop(self) -> None:
+        if self._stream is not None:
+            self._stream.stop()
+            self._stream.close()
+            self._stream = None
+
+    def __enter__(self) -> Capture:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
