@@ -186,8 +186,6 @@ class IncrementalSynthesizer:
         sentence.latent.append(chunk_latent)
         sentence.frames_total += chunk_latent.shape[1]
         sentence.next_chunk += covered
-        if last_chunk:
-            sentence.complete = True
 
         t0 = self._timer()
         samples = self._decode(sentence, last_chunk)
