@@ -119,15 +119,18 @@ def _run_transcribe(args: argparse.Namespace) -> int:
         make_commit_policy(args.commit)
     except ValueError as exc:
         return _fail(str(exc), EXIT_USAGE)
-    if args.backend == "vosk":
-        print("liveshadow transcribe: the vosk backend is not implemented yet", file=sys.stderr)
-        return EXIT_USAGE
     if args.report and not Path(args.report).resolve().parent.is_dir():
         return _fail(f"the folder of {args.report} does not exist", EXIT_USAGE)
     try:
-        from engine.asr.whisper_backend import WhisperBackend
+        if args.backend == "vosk":
+            from engine.asr.vosk_backend import VoskBackend
 
-        report = transcribe_file(Path(args.file), WhisperBackend(args.model), args.commit, realtime=args.realtime)
+            backend = VoskBackend(args.model)
+        else:
+            from engine.asr.whisper_backend import WhisperBackend
+
+            backend = WhisperBackend(args.model)
+        report = transcribe_file(Path(args.file), backend, args.commit, realtime=args.realtime)
     except (AsrError, VadError, AudioFileError) as exc:
         return _fail(str(exc))
     if args.report:

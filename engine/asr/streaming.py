@@ -71,12 +71,17 @@ class StreamingRecognizer:
         self._last_committed_end = 0.0
         self._tail: list[Word] = []
         self.audio_in_s = 0.0
+        # An incremental backend (vosk) is fed each block once and keeps its own hypothesis with source times;
+        # the buffer then serves only the voice-activity gate and trimming.
+        self._incremental = bool(getattr(backend, "incremental", False))
 
     # ----- audio
     def insert_audio(self, samples: np.ndarray) -> None:
         data = np.asarray(samples, np.float32).reshape(-1)
         self._buffer = np.concatenate([self._buffer, data])
         self.audio_in_s += data.size / SAMPLE_RATE
+        if self._incremental:
+            self.backend.accept(data)  # type: ignore[attr-defined]
         if self.vad is not None:
             flags = self.gate.decide(self.vad.probabilities(data))
             self._speech = np.concatenate([self._speech, flags])
@@ -102,6 +107,8 @@ class StreamingRecognizer:
         self._buffer = self._buffer[samples:]
         self._speech = self._speech[samples // FRAME :] if self._speech.size else self._speech
         self._offset_s += samples / SAMPLE_RATE
+        if self._incremental:
+            self.backend.forget_before(self._offset_s)  # type: ignore[attr-defined]
 
     # ----- recognition
     def _prompt(self) -> str | None:
@@ -124,6 +131,8 @@ class StreamingRecognizer:
 
     def _hypothesize(self) -> list[Word]:
         """The recognizer's words for the whole buffer, on the source clock."""
+        if self._incremental:
+            return [w for w in self.backend.hypothesis() if w.end_s > self._offset_s]  # type: ignore[attr-defined]
         return [
             Word(w.text, w.start_s + self._offset_s, w.end_s + self._offset_s)
             for w in self.backend.transcribe(self._buffer, self._prompt())
@@ -157,6 +166,8 @@ class StreamingRecognizer:
     def finish(self, now_s: float) -> StepResult:
         """The input ended: recognize once more and commit everything that is left."""
         result = StepResult()
+        if self._incremental:
+            self.backend.flush()  # type: ignore[attr-defined]
         if self._has_speech() and self._buffer.size:
             result.recognized = True
             tail = self._new_words(self._hypothesize())
