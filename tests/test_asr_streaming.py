@@ -132,3 +132,20 @@ def test_transcribe_command(tmp_path: Path, speech_dir: Path) -> None:
          "--model", str(tmp_path)], capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert missing_model.returncode == 1 and "no Whisper model" in missing_model.stderr
+
+
+def test_transcribe_realtime_paces_like_a_microphone(tmp_path: Path, speech_dir: Path) -> None:
+    import time
+
+    report_path = tmp_path / "report.json"
+    started = time.monotonic()
+    run = subprocess.run(
+        [sys.executable, "-m", "engine", "transcribe", str(speech_dir / "wav" / "vctk_p226_001.wav"),
+         "--realtime", "--report", str(report_path)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    report = json.loads(report_path.read_text())
+    assert report["config"]["mode"] == "realtime"
+    assert time.monotonic() - started >= report["audio_s"]  # it waited for the audio to "arrive"
+    assert report[m.WER_COMMITTED] <= 0.2

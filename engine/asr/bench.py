@@ -50,6 +50,9 @@ def _no_speech_commits(backend: WhisperBackend, vad: SileroVad) -> dict[str, int
 def run_bench(
     manifest: Path, policies: tuple[str, ...] = POLICIES, progress: Callable[[str], None] | None = None
 ) -> dict:
+    import psutil
+
+    process = psutil.Process()
     entries = load_manifest(manifest)
     backend = WhisperBackend()
     vad = SileroVad()
@@ -67,13 +70,20 @@ def run_bench(
     for policy in policies:
         latencies, hyps, compute, duration, behind = [], [], 0.0, 0.0, []
         long_steps: list[float] = []
+        long_rss: list[float] = []
         long_buffer = 0.0
         for number, e in enumerate(entries, 1):
             if progress:
                 progress(f"{policy}: {number}/{len(entries)} {e['id']}")
             vad.reset()
             recognizer = StreamingRecognizer(backend, make_commit_policy(policy), vad)
-            run = run_stream(audio[e["id"]], recognizer, SimulatedClock())
+            rss: list[float] = []
+            on_step = (
+                (lambda _step, rss=rss: rss.append(process.memory_info().rss / 1e6))
+                if e["id"] == LONG_RECORDING
+                else None
+            )
+            run = run_stream(audio[e["id"]], recognizer, SimulatedClock(), on_step=on_step)
             latencies.extend(commit_latencies(run.committed, references[e["id"]]))
             hyps.append(normalize_text(" ".join(w.text for w in run.committed)))
             compute += run.compute_s
@@ -81,6 +91,7 @@ def run_bench(
             behind.append(run.behind_s)
             if e["id"] == LONG_RECORDING:
                 long_steps, long_buffer = run.step_compute_s, max(run.step_buffer_s, default=0.0)
+                long_rss = rss
         quarter = max(len(long_steps) // 4, 1)
         results[policy] = {
             m.COMMIT_LATENCY_S: aggregate(latencies),
@@ -92,6 +103,10 @@ def run_bench(
                 "first_quarter_median": float(np.median(long_steps[:quarter])) if long_steps else None,
                 "last_quarter_median": float(np.median(long_steps[-quarter:])) if long_steps else None,
                 "max_buffer_s": long_buffer,
+            },
+            "long_rss_mb": {
+                "first_quarter_median": float(np.median(long_rss[: max(len(long_rss) // 4, 1)])) if long_rss else None,
+                "last_quarter_median": float(np.median(long_rss[-max(len(long_rss) // 4, 1) :])) if long_rss else None,
             },
         }
     return {
@@ -119,6 +134,10 @@ def format_table(report: dict) -> str:
             f"{policy:<8} {lat['median']:>14.2f} {lat['p90']:>6.2f} {r[m.WER_COMMITTED]:>13.3f} "
             f"{r[m.WER_OFFLINE]:>11.3f} {r[m.RTF_ASR]:>7.2f} {r[m.BEHIND_S]['max']:>10.2f} {cost:>36}"
         )
+    la = report["results"].get("la2", {}).get("long_rss_mb", {})
+    if la.get("first_quarter_median") is not None:
+        rows.append(f"la2 on the long passage: RSS {la['first_quarter_median']:.0f} MB in the first quarter of its "
+                    f"steps, {la['last_quarter_median']:.0f} MB in the last")  # fmt: skip
     quiet = report["no_speech_commits"]
     rows.append(f"committed words on 10 s of silence: {quiet['silence_10s']}, on 10 s of noise: {quiet['noise_10s']}")
     rows.append(f"{report['config']['recordings']} recordings, {report['config']['audio_s']:.0f} s; "
