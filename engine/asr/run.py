@@ -23,7 +23,6 @@ class StreamRun:
     committed: list[CommittedWord] = field(default_factory=list)
     step_compute_s: list[float] = field(default_factory=list)  # per recognizer step
     step_buffer_s: list[float] = field(default_factory=list)
-    step_at_s: list[float] = field(default_factory=list)
     compute_s: float = 0.0
     audio_s: float = 0.0
     behind_s: float = 0.0
@@ -52,37 +51,57 @@ def run_stream(
             clock.sleep_until(fed / SAMPLE_RATE + min_step_s)
             continue
         last_step = clock.now()
-        with clock.compute() as span:
-            recognizer.insert_audio(audio[fed:arrived])
-            fed = arrived
-            result = recognizer.step(now_s=0.0)
-        stamped = _stamp(result, clock.now())
-        run.committed.extend(stamped.committed)
-        run.compute_s += span.elapsed_s
-        if result.recognized:
-            run.step_compute_s.append(span.elapsed_s)
-            run.step_buffer_s.append(recognizer.buffer_s)
-            run.step_at_s.append(span.start_s)
-        if on_step is not None:
-            on_step(stamped)
-    run.behind_s = max(clock.now() - run.audio_s, 0.0)
-    with clock.compute() as span:
-        result = recognizer.finish(now_s=0.0)
-    stamped = _stamp(result, clock.now())
-    run.committed.extend(stamped.committed)
-    run.compute_s += span.elapsed_s
-    if on_step is not None:
-        on_step(stamped)
+        new_audio, fed = audio[fed:arrived], arrived
+        _step(run, recognizer, clock, on_step, new_audio)  # the audio's intake is charged to the step
+    _finish(run, recognizer, clock, on_step)
     return run
 
 
-def _stamp(result: StepResult, now_s: float) -> StepResult:
-    """Commit times are known only after the step's compute is charged."""
-    return StepResult(
-        committed=[CommittedWord(w.text, w.start_s, w.end_s, now_s) for w in result.committed],
+def _step(
+    run: StreamRun,
+    recognizer: StreamingRecognizer,
+    clock: Clock,
+    on_step: Callable[[StepResult], None] | None,
+    new_audio: np.ndarray | None = None,
+) -> None:
+    """One recognizer step on the clock, recorded in ``run``."""
+    with clock.compute() as span:
+        if new_audio is not None:
+            recognizer.insert_audio(new_audio)
+        result = recognizer.step(now_s=0.0)
+    if result.recognized:
+        run.step_compute_s.append(span.elapsed_s)
+        run.step_buffer_s.append(recognizer.buffer_s)
+    _record(run, result, span.elapsed_s, clock, on_step)
+
+
+def _finish(
+    run: StreamRun, recognizer: StreamingRecognizer, clock: Clock, on_step: Callable[[StepResult], None] | None
+) -> None:
+    """The input ended: note how far behind the clock is, then commit the rest."""
+    run.behind_s = max(clock.now() - run.audio_s, 0.0)
+    with clock.compute() as span:
+        result = recognizer.finish(now_s=0.0)
+    _record(run, result, span.elapsed_s, clock, on_step)
+
+
+def _record(
+    run: StreamRun,
+    result: StepResult,
+    compute_s: float,
+    clock: Clock,
+    on_step: Callable[[StepResult], None] | None,
+) -> None:
+    """Commit times are known only after the step's compute is charged: stamp them now, then keep the step."""
+    stamped = StepResult(
+        committed=[CommittedWord(w.text, w.start_s, w.end_s, clock.now()) for w in result.committed],
         tentative=result.tentative,
         recognized=result.recognized,
     )
+    run.committed.extend(stamped.committed)
+    run.compute_s += compute_s
+    if on_step is not None:
+        on_step(stamped)
 
 
 def run_capture(
@@ -110,25 +129,9 @@ def run_capture(
             recognizer.insert_audio(block.samples)
             run.audio_s = block.end_s
         last_step = clock.now()
-        with clock.compute() as span:
-            result = recognizer.step(now_s=0.0)
-        stamped = _stamp(result, clock.now())
-        run.committed.extend(stamped.committed)
-        run.compute_s += span.elapsed_s
-        if result.recognized:
-            run.step_compute_s.append(span.elapsed_s)
-            run.step_buffer_s.append(recognizer.buffer_s)
-        if on_step is not None:
-            on_step(stamped)
+        _step(run, recognizer, clock, on_step)
     for block in capture.read_available():
         recognizer.insert_audio(block.samples)
         run.audio_s = block.end_s
-    run.behind_s = max(clock.now() - run.audio_s, 0.0)
-    with clock.compute() as span:
-        result = recognizer.finish(now_s=0.0)
-    stamped = _stamp(result, clock.now())
-    run.committed.extend(stamped.committed)
-    run.compute_s += span.elapsed_s
-    if on_step is not None:
-        on_step(stamped)
+    _finish(run, recognizer, clock, on_step)
     return run
