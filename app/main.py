@@ -25,8 +25,18 @@ def display_problem() -> str | None:
     )
 
 
-def run_app(screenshot: str | None = None, quit_after_s: float | None = None) -> int:
-    """Show the main window until it is closed; with ``screenshot``, render it to that PNG and exit."""
+def run_app(
+    screenshot: str | None = None,
+    quit_after_s: float | None = None,
+    shadow_file: str | None = None,
+    screenshot_after_s: float | None = None,
+) -> int:
+    """Show the main window until it is closed.
+
+    ``screenshot``: render the window to that PNG and exit, at once or ``screenshot_after_s`` seconds in.
+    ``shadow_file``: start shadowing that recording as soon as the window is up (a demo, and how the screenshot of
+    a session is taken).
+    """
     problem = display_problem()
     if problem and screenshot:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"  # a screenshot needs no screen
@@ -37,6 +47,7 @@ def run_app(screenshot: str | None = None, quit_after_s: float | None = None) ->
     from PySide6.QtWidgets import QApplication
 
     from app.main_window import MainWindow
+    from app.widgets.settings_panel import SOURCE_FILE
 
     qt_app = QApplication.instance() or QApplication(sys.argv[:1])
     qt_app.setApplicationName("liveshadow")
@@ -44,13 +55,26 @@ def run_app(screenshot: str | None = None, quit_after_s: float | None = None) ->
     window = MainWindow()
     window.remember_geometry = not screenshot
     window.show()
+    if shadow_file:
+        window.settings_panel.source.setCurrentText(SOURCE_FILE)
+        window.settings_panel.source_file.setText(shadow_file)
+        QTimer.singleShot(0, window.start_session)
+    result = {"saved": True}
     if screenshot:
-        qt_app.processEvents()
-        saved = window.grab().save(screenshot, "PNG")
-        window.close()
-        if not saved:
+
+        def take() -> None:
+            qt_app.processEvents()
+            result["saved"] = window.grab().save(screenshot, "PNG")
+            log.info("saved a screenshot of the main window to %s", screenshot)
+            window.close()
+
+        if screenshot_after_s is None:
+            take()
+        else:
+            QTimer.singleShot(int(screenshot_after_s * 1000), take)
+            qt_app.exec()
+        if not result["saved"]:
             raise AppStartError(f"could not write the screenshot {screenshot}")
-        log.info("saved a screenshot of the main window to %s", screenshot)
         return 0
     if quit_after_s is not None:
         QTimer.singleShot(int(quit_after_s * 1000), window.close)

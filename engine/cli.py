@@ -21,10 +21,8 @@ EXIT_USAGE = 2  # also what a subcommand that is not implemented yet returns
 
 # Subcommands that later work fills in: name → one-line help. Each exits with EXIT_USAGE and says so.
 PLANNED: dict[str, str] = {
-    "shadow": "shadow a WAV file or the microphone: recognize and re-voice it live",
     "eval": "run the evaluation on a manifest of recordings and write reports and plots",
 }
-PLANNED_BENCHES = ("shadow",)
 
 
 def _not_implemented(name: str) -> Callable[[argparse.Namespace], int]:
@@ -40,7 +38,10 @@ def _run_gui(args: argparse.Namespace) -> int:
     from app.main import AppStartError, run_app
 
     try:
-        return run_app(screenshot=args.screenshot, quit_after_s=args.quit_after)
+        return run_app(
+            screenshot=args.screenshot, quit_after_s=args.quit_after, shadow_file=args.shadow,
+            screenshot_after_s=args.screenshot_after,
+        )  # fmt: skip
     except AppStartError as exc:
         print(f"liveshadow: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -152,6 +153,103 @@ def _run_transcribe(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _shadow_config(args: argparse.Namespace):  # noqa: ANN202 - ShadowConfig, imported lazily
+    from engine.pipeline.config import ShadowConfig
+
+    return ShadowConfig(
+        backend=args.backend, model=args.model, commit=args.commit, tts_policy=args.policy, k=args.k,
+        first_chunk=args.first_chunk, chunk=args.chunk, voice=args.voice, echo_guard=args.echo_guard,
+        input_device=_device(args.input), output_device=_device(args.output),
+    )  # fmt: skip
+
+
+def _run_shadow(args: argparse.Namespace) -> int:
+    from engine.asr.backend import AsrError
+    from engine.asr.commit import make_commit_policy
+    from engine.asr.vad import VadError
+    from engine.audio.devices import AudioDeviceError
+    from engine.audio.io import AudioFileError
+    from engine.pipeline.recorder import RecorderError
+    from engine.tts.voice_split import VoiceSplitError
+
+    if (args.file is None) == (not args.live):
+        return _fail("give a recording to shadow, or --live for the microphone", EXIT_USAGE)
+    for path in (args.report, args.out):
+        if path and not Path(path).resolve().parent.is_dir():
+            return _fail(f"the folder of {path} does not exist", EXIT_USAGE)
+    try:
+        make_commit_policy(args.commit)
+        config = _shadow_config(args)
+    except ValueError as exc:
+        return _fail(str(exc), EXIT_USAGE)
+    try:
+        if args.live:
+            report = _shadow_live(args, config)
+        else:
+            from engine.pipeline.shadow import shadow_file
+
+            report = shadow_file(
+                Path(args.file), config, out=Path(args.out) if args.out else None,
+                record_dir=Path(args.record) if args.record else None, realtime=args.realtime or args.play,
+                play=args.play,
+            )  # fmt: skip
+    except (AsrError, VadError, AudioFileError, AudioDeviceError, VoiceSplitError, RecorderError, RuntimeError) as exc:
+        return _fail(str(exc))
+    if args.report:
+        Path(args.report).write_text(json.dumps(_finite(report), indent=1, allow_nan=False, default=_json_default))
+    print(report.get("spoken_text", ""))
+    lag = report[metric_names.EAR_VOICE_LAG_S]
+    if lag["n"]:
+        wer_text = "".join(
+            f"; {name} {report[name]:.3f}"
+            for name in (metric_names.WER_COMMITTED, metric_names.WER_SPOKEN)
+            if report.get(name) is not None
+        )
+        print(
+            f"ear-voice lag median {lag['median']:.2f} s, p90 {lag['p90']:.2f} s; underruns "
+            f"{report[metric_names.UNDERRUNS]}; starved {report[metric_names.STARVED_S]:.2f} s{wer_text}",
+            file=sys.stderr,
+        )
+    return EXIT_OK
+
+
+def _shadow_live(args: argparse.Namespace, config) -> dict:  # noqa: ANN001
+    """Microphone → speaker until Ctrl-C (or ``--seconds``); Ctrl-C once drains, twice cancels."""
+    import signal
+    import time
+
+    from engine.audio.capture import Capture
+    from engine.pipeline.models import Models
+    from engine.pipeline.session import ShadowSession
+
+    models = Models.load(config)
+    record = Path(args.record) if args.record else None
+    session = ShadowSession(config, models, record_dir=record)
+    session.start_live(Capture(config.input_device))
+    print("listening; Ctrl-C stops (what was heard is still spoken), twice cancels", file=sys.stderr)
+    interrupts = 0
+
+    def on_interrupt(signum: int, frame: object) -> None:
+        nonlocal interrupts
+        interrupts += 1
+        session.cancel() if interrupts > 1 else session.stop()
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        deadline = time.monotonic() + args.seconds if args.seconds else None
+        while not session.wait(0.2):
+            if deadline is not None and time.monotonic() > deadline:
+                session.stop()
+                deadline = None
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if session.error:
+        raise RuntimeError(session.error)
+    report = session.figures.report()
+    report["config"]["mode"] = "live"
+    return report
+
+
 def _json_default(value: object) -> object:
     import numpy as np
 
@@ -165,11 +263,17 @@ def _device(text: str | None) -> str | int | None:
 
 
 def _run_bench(args: argparse.Namespace) -> int:
-    if args.stage in PLANNED_BENCHES:
-        print(f"liveshadow bench {args.stage}: not implemented yet", file=sys.stderr)
-        return EXIT_USAGE
     progress = lambda text: log.info("bench %s: %s", args.stage, text)  # noqa: E731
-    if args.stage == "asr":
+    if args.stage == "shadow":
+        from engine import paths
+        from engine.pipeline import bench as shadow_bench
+
+        manifest = Path(args.manifest) if args.manifest else paths.shared_speech_dir() / "manifest.jsonl"
+        if not manifest.is_file():
+            return _fail(f"manifest not found: {manifest} (give one with --manifest)", EXIT_USAGE)
+        report = shadow_bench.run_bench(manifest, progress=progress)
+        print(shadow_bench.format_table(report))
+    elif args.stage == "asr":
         from engine import paths
         from engine.asr import bench as asr_bench
 
@@ -217,6 +321,9 @@ def build_parser() -> argparse.ArgumentParser:
     gui = sub.add_parser("gui", parents=[common], help="start the desktop app (the default)")
     gui.add_argument("--screenshot", metavar="PNG", help="render the main window to a PNG file and exit")
     gui.add_argument("--quit-after", type=float, metavar="SECONDS", help="close the app after this long")
+    gui.add_argument("--shadow", metavar="WAV", help="start shadowing this recording when the window opens")
+    gui.add_argument("--screenshot-after", type=float, metavar="SECONDS",
+                     help="with --screenshot: take it this long after the window opened")  # fmt: skip
     gui.set_defaults(func=_run_gui)
 
     speak = sub.add_parser("speak", parents=[common], help="speak text with the incremental TTS engine")
@@ -251,11 +358,38 @@ def build_parser() -> argparse.ArgumentParser:
     transcribe.set_defaults(func=_run_transcribe)
 
     bench = sub.add_parser("bench", parents=[common], help="benchmark a stage and print figures")
-    bench.add_argument("stage", choices=("tts", "asr", *PLANNED_BENCHES))
+    bench.add_argument("stage", choices=("tts", "asr", "shadow"))
     bench.add_argument("--json", action="store_true", help="end with one JSON line holding every figure")
     bench.add_argument("--threads", type=int, default=1, help="TTS inference threads (1)")
-    bench.add_argument("--manifest", metavar="JSONL", help="recordings for asr (default ../shared/speech)")
+    bench.add_argument("--manifest", metavar="JSONL", help="recordings for asr and shadow (default ../shared/speech)")
     bench.set_defaults(func=_run_bench)
+
+    shadow = sub.add_parser(
+        "shadow", parents=[common], help="shadow a recording or the microphone: recognize and re-voice it live"
+    )
+    shadow.add_argument("file", nargs="?", help="a recording to shadow (or --live for the microphone)")
+    shadow.add_argument("--live", action="store_true", help="from the microphone to the speaker")
+    shadow.add_argument("--input", metavar="DEV", help="input device for --live (name or index)")
+    shadow.add_argument("--output", metavar="DEV", help="output device for --live / --play (name or index)")
+    shadow.add_argument("--seconds", type=float, help="--live: stop after this long (default: at Ctrl-C)")
+    smode = shadow.add_mutually_exclusive_group()
+    smode.add_argument("--simulate", action="store_true", help="compute-aware simulated clock (the default)")
+    smode.add_argument("--realtime", action="store_true", help="pace the recording like a microphone")
+    shadow.add_argument("--play", action="store_true", help="play the voice on the output device (real time)")
+    shadow.add_argument("--backend", choices=("whisper", "vosk"), default="whisper")
+    shadow.add_argument("--model", metavar="PATH", help="recognizer model folder (default: the bundled tiny.en)")
+    shadow.add_argument("--commit", default="la2", help="la2 (default), hold2, waitk or offline")
+    shadow.add_argument("--policy", choices=("lookahead", "full", "naive"), default="lookahead")
+    shadow.add_argument("--k", type=int, default=1, help="lookahead chunks (1)")
+    shadow.add_argument("--first-chunk", type=int, default=18, metavar="PHONEMES", help="first chunk size (18)")
+    shadow.add_argument("--chunk", type=int, default=12, metavar="PHONEMES", help="later chunk size (12)")
+    shadow.add_argument("--voice", metavar="ONNX", help="a Piper voice (.onnx beside its .onnx.json)")
+    shadow.add_argument("--echo-guard", choices=("off", "gate"), default="off",
+                        help="gate: ignore the microphone while the voice plays (for speakers)")  # fmt: skip
+    shadow.add_argument("--out", metavar="WAV", help="write the voice here, placed at its play times")
+    shadow.add_argument("--report", metavar="JSON", help="write the measurements here")
+    shadow.add_argument("--record", metavar="DIR", help="record the session into this folder")
+    shadow.set_defaults(func=_run_shadow)
 
     for name, help_text in PLANNED.items():
         planned = sub.add_parser(name, parents=[common], help=f"{help_text} (not implemented yet)")

@@ -92,3 +92,12 @@ def virtual_audio() -> Iterator[va.VirtualAudio]:
             rescan()
         except AudioDeviceError:
             pass
+
+
+@pytest.fixture(scope="session")
+def shadow_models():
+    """The default session's models (whisper tiny.en, silero VAD, the bundled voice), loaded once."""
+    from engine.pipeline.config import ShadowConfig
+    from engine.pipeline.models import Models
+
+    return Models.load(ShadowConfig())

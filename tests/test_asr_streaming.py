@@ -85,6 +85,7 @@ def test_buffer_stays_bounded_and_nothing_is_lost_on_the_long_passage(
     run = run_stream(load_audio(speech_dir / item["wav"]), recognizer, SimulatedClock())
     assert max(run.step_buffer_s) <= recognizer.config.max_buffer_s
     assert len(run.committed) > 0.85 * len(item["text"].split())
+    assert run.steps_behind() <= 1.0  # kept up: at the end behind by at most one step (interval + its compute)
 
 
 def test_stereo_48k_file_is_resampled(tmp_path: Path, speech_dir: Path) -> None:

@@ -68,7 +68,7 @@ def run_bench(
     wer_offline = float(jiwer.wer(refs, [normalize_text(" ".join(w.text for w in offline[e["id"]])) for e in entries]))
     results = {}
     for policy in policies:
-        latencies, hyps, compute, duration, behind = [], [], 0.0, 0.0, []
+        latencies, hyps, compute, duration, behind, steps_behind = [], [], 0.0, 0.0, [], []
         long_steps: list[float] = []
         long_rss: list[float] = []
         long_buffer = 0.0
@@ -89,6 +89,7 @@ def run_bench(
             compute += run.compute_s
             duration += run.audio_s
             behind.append(run.behind_s)
+            steps_behind.append(run.steps_behind())
             if e["id"] == LONG_RECORDING:
                 long_steps, long_buffer = run.step_compute_s, max(run.step_buffer_s, default=0.0)
                 long_rss = rss
@@ -99,6 +100,7 @@ def run_bench(
             m.WER_OFFLINE: wer_offline,
             m.RTF_ASR: compute / duration,
             m.BEHIND_S: aggregate(behind),
+            "behind_steps": aggregate(steps_behind),
             "long_step_cost_s": {
                 "first_quarter_median": float(np.median(long_steps[:quarter])) if long_steps else None,
                 "last_quarter_median": float(np.median(long_steps[-quarter:])) if long_steps else None,
@@ -122,7 +124,8 @@ def run_bench(
 
 def format_table(report: dict) -> str:
     rows = [f"{'policy':<8} {'latency median':>14} {'p90':>6} {'wer_committed':>13} {'wer_offline':>11} "
-            f"{'rtf_asr':>7} {'behind max':>10} {'step cost 1st/last quarter (sonnet)':>36}"]  # fmt: skip
+            f"{'rtf_asr':>7} {'behind max':>10} {'in steps':>8} "
+            f"{'step cost 1st/last quarter (sonnet)':>36}"]  # fmt: skip
     for policy, r in report["results"].items():
         lat, steps = r[m.COMMIT_LATENCY_S], r["long_step_cost_s"]
         cost = (
@@ -132,7 +135,8 @@ def format_table(report: dict) -> str:
         )
         rows.append(
             f"{policy:<8} {lat['median']:>14.2f} {lat['p90']:>6.2f} {r[m.WER_COMMITTED]:>13.3f} "
-            f"{r[m.WER_OFFLINE]:>11.3f} {r[m.RTF_ASR]:>7.2f} {r[m.BEHIND_S]['max']:>10.2f} {cost:>36}"
+            f"{r[m.WER_OFFLINE]:>11.3f} {r[m.RTF_ASR]:>7.2f} {r[m.BEHIND_S]['max']:>10.2f} "
+            f"{r['behind_steps']['max']:>8.2f} {cost:>36}"
         )
     la = report["results"].get("la2", {}).get("long_rss_mb", {})
     if la.get("first_quarter_median") is not None:

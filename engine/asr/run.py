@@ -26,6 +26,11 @@ class StreamRun:
     compute_s: float = 0.0
     audio_s: float = 0.0
     behind_s: float = 0.0
+    last_step_compute_s: float = 0.0  # the step that took in the end of the audio
+
+    def steps_behind(self, min_step_s: float = 0.5) -> float:
+        """``behind_s`` in steps (interval + that step's compute): at most 1 means the recognizer kept up."""
+        return self.behind_s / (min_step_s + self.last_step_compute_s)
 
 
 def run_stream(
@@ -34,17 +39,20 @@ def run_stream(
     clock: Clock,
     min_step_s: float = DEFAULT_MIN_STEP_S,
     on_step: Callable[[StepResult], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    on_audio: Callable[[np.ndarray], None] | None = None,
 ) -> StreamRun:
     """Audio "arrives" at the pace of the clock (source time = clock time); each step takes all that arrived.
 
     On a ``SimulatedClock`` waiting is free and compute is charged, so latencies are those of a live run here.
+    ``should_stop()`` ends the input early (what arrived is still finished); ``on_audio`` sees each intake.
     """
     audio = np.asarray(audio, np.float32).reshape(-1)
     total = audio.size
     run = StreamRun(audio_s=total / SAMPLE_RATE)
     fed = 0
     last_step = 0.0
-    while fed < total:
+    while fed < total and not (should_stop is not None and should_stop()):
         clock.sleep_until(last_step + min_step_s)  # at most one step per min_step_s; late steps start at once
         arrived = min(int(clock.now() * SAMPLE_RATE), total)
         if arrived <= fed:
@@ -52,7 +60,10 @@ def run_stream(
             continue
         last_step = clock.now()
         new_audio, fed = audio[fed:arrived], arrived
+        if on_audio is not None:
+            on_audio(new_audio)
         _step(run, recognizer, clock, on_step, new_audio)  # the audio's intake is charged to the step
+    run.audio_s = fed / SAMPLE_RATE
     _finish(run, recognizer, clock, on_step)
     return run
 
@@ -69,6 +80,7 @@ def _step(
         if new_audio is not None:
             recognizer.insert_audio(new_audio)
         result = recognizer.step(now_s=0.0)
+    run.last_step_compute_s = span.elapsed_s
     if result.recognized:
         run.step_compute_s.append(span.elapsed_s)
         run.step_buffer_s.append(recognizer.buffer_s)
@@ -123,6 +135,8 @@ def run_capture(
         if block is not None:
             recognizer.insert_audio(block.samples)
             run.audio_s = block.end_s
+        else:
+            capture.check()  # a device that went away raises here instead of leaving the session silent
         if clock.now() - last_step < min_step_s:
             continue
         for block in capture.read_available():

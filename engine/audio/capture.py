@@ -90,6 +90,12 @@ class Capture:
             blocks.append(block)
         return blocks
 
+    def check(self) -> None:
+        """Raise ``AudioDeviceError`` when the stream stopped by itself (the device went away)."""
+        stream = self._stream
+        if stream is not None and not stream.active:
+            raise AudioDeviceError(f"the input device {self.device!r} stopped delivering audio (unplugged?)")
+
     def stop(self) -> None:
         if self._stream is not None:
             self._stream.stop()

@@ -68,7 +68,9 @@ class Player:
         self._ring = RingBuffer(int(buffer_s * self.device_rate))
         self._notes: collections.deque[tuple[int, int, float]] = collections.deque(maxlen=CALLBACK_NOTES)
         self._pieces: collections.deque[PlayedPiece] = collections.deque()
-        self._finished: list[PlayedPiece] = []
+        self._finished: collections.deque[PlayedPiece] = collections.deque(maxlen=CALLBACK_NOTES)
+        self._outbox: collections.deque[PlayedPiece] = collections.deque(maxlen=CALLBACK_NOTES)
+        self._poll_lock = threading.Lock()  # poll runs from a monitor thread and from drain
         self._written = 0
         self._played = 0  # frames handed to the device (polled)
         self._real_played = 0
@@ -141,6 +143,17 @@ class Player:
         Times come from the stream's own clock: the first callback's time plus frames handed to the device over
         the device rate (callbacks themselves arrive in bursts, so their times are jittery).
         """
+        with self._poll_lock:
+            return self._poll()
+
+    def take_finished(self) -> list[PlayedPiece]:
+        """Pieces that finished playing since the last call, whichever call to ``poll`` (or ``drain``) saw them."""
+        taken = []
+        while self._outbox:
+            taken.append(self._outbox.popleft())
+        return taken
+
+    def _poll(self) -> list[PlayedPiece]:
         latency = self.output_latency_s
         done: list[PlayedPiece] = []
         while self._notes:
@@ -178,11 +191,12 @@ class Player:
             if real < frames and self._real_played > 0 and self._in_gap_since is None:
                 self._in_gap_since = when(self._real_played)
         self._finished.extend(done)
+        self._outbox.extend(done)
         return done
 
     @property
     def finished(self) -> list[PlayedPiece]:
-        """Every piece that has finished playing, in order."""
+        """The pieces that finished playing (the last ``CALLBACK_NOTES``), in order."""
         return list(self._finished)
 
     def drain(self, timeout: float | None = None) -> bool:
@@ -203,6 +217,12 @@ class Player:
             time.sleep(0.02)
         time.sleep(self.output_latency_s)  # the last block is still in the device's buffer
         return True
+
+    def check(self) -> None:
+        """Raise ``AudioDeviceError`` when the stream stopped by itself (the device went away)."""
+        stream = self._stream
+        if stream is not None and not stream.active:
+            raise AudioDeviceError(f"the output device {self.device!r} stopped playing (unplugged?)")
 
     def close(self) -> None:
         if self._stream is not None:

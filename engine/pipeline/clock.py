@@ -21,10 +21,15 @@ class ComputeSpan:
 
     start_s: float
     elapsed_s: float = 0.0
+    _so_far: Callable[[], float] | None = None
 
     @property
     def end_s(self) -> float:
         return self.start_s + self.elapsed_s
+
+    def now_s(self) -> float:
+        """The clock's time at this moment of the work (on a simulated clock: start + compute so far)."""
+        return self._so_far() if self._so_far is not None else self.end_s
 
 
 @runtime_checkable
@@ -59,7 +64,7 @@ class RealClock:
 
     @contextmanager
     def compute(self) -> Iterator[ComputeSpan]:
-        span = ComputeSpan(self.now())
+        span = ComputeSpan(self.now(), _so_far=self.now)
         try:
             yield span
         finally:
@@ -121,8 +126,8 @@ class SimulatedClock:
     @contextmanager
     def compute(self) -> Iterator[ComputeSpan]:
         """Measure the enclosed work with the wall timer and advance the clock by it (scaled)."""
-        span = ComputeSpan(self.now())
         t0 = self._timer()
+        span = ComputeSpan(self.now(), _so_far=lambda: span.start_s + (self._timer() - t0) * self._scale)
         try:
             yield span
         finally:

@@ -21,26 +21,50 @@ class Timeline:
     starved_s: float = 0.0
 
 
+class PlaybackTimeline:
+    """Incremental form: ``add`` one piece as it becomes ready, get its play start and end at once.
+
+    Keeps only running totals (and, when ``keep`` is set, the per-piece lists of ``Timeline``), so a session of any
+    length uses constant memory.
+    """
+
+    def __init__(self, keep: bool = True, epsilon: float = 1e-9) -> None:
+        self.timeline = Timeline()
+        self.keep = keep
+        self.epsilon = epsilon
+        self.end_s: float | None = None  # when the audio queued so far stops playing
+        self.last_balance_s: float | None = None
+
+    def add(self, ready_s: float, audio_s: float, inputs_at_s: float) -> tuple[float, float]:
+        """``inputs_at_s``: when everything the piece needed had arrived. Returns (play start, play end)."""
+        t = self.timeline
+        end = self.end_s
+        if end is None:
+            start = ready_s
+        else:
+            self.last_balance_s = end - ready_s
+            if self.keep:
+                t.time_balance.append(self.last_balance_s)
+            start = max(ready_s, end)
+            gap = start - end
+            if gap > self.epsilon:
+                if inputs_at_s <= end:  # the words were there before the gap began: compute was too slow
+                    t.underruns += 1
+                    t.gap_s += gap
+                else:  # the gap began while waiting for words (the speaker's pace)
+                    t.starved_s += gap
+        self.end_s = start + audio_s
+        if self.keep:
+            t.start_s.append(start)
+            t.end_s.append(self.end_s)
+        return start, self.end_s
+
+
 def simulate_playback(
     ready_s: Sequence[float], audio_s: Sequence[float], inputs_at_s: Sequence[float], epsilon: float = 1e-9
 ) -> Timeline:
     """``ready_s[i]``: when piece i was ready; ``inputs_at_s[i]``: when everything it needed had arrived."""
-    timeline = Timeline()
-    end = None
+    playback = PlaybackTimeline(epsilon=epsilon)
     for ready, duration, inputs_at in zip(ready_s, audio_s, inputs_at_s, strict=True):
-        if end is None:
-            start = ready
-        else:
-            timeline.time_balance.append(end - ready)
-            start = max(ready, end)
-            gap = start - end
-            if gap > epsilon:
-                if inputs_at <= end:  # the words were there before the gap began: compute was too slow
-                    timeline.underruns += 1
-                    timeline.gap_s += gap
-                else:  # the gap began while waiting for words (the speaker's pace)
-                    timeline.starved_s += gap
-        end = start + duration
-        timeline.start_s.append(start)
-        timeline.end_s.append(end)
-    return timeline
+        playback.add(ready, duration, inputs_at)
+    return playback.timeline

@@ -97,6 +97,7 @@ class TwoStageVoice:
             raise VoiceSplitError(f"cannot load the split voice graphs from {self.split.stage1.parent}: {exc}") from exc
         self._options = options
         self._full = None
+        self.rate = 1.0  # speaking rate: 1.2 speaks 20 % faster (the voice's length scale divided by it)
         self.seed = seed
         self.duration_noise = PositionalNoise(seed, 2, SEED_STREAM_DURATION)
         self.latent_noise = PositionalNoise(seed, LATENT_CHANNELS, SEED_STREAM_LATENT)
@@ -111,7 +112,7 @@ class TwoStageVoice:
 
     def _scales(self) -> np.ndarray:
         c = self.config
-        return np.array([c.noise_scale, c.length_scale, c.noise_w], dtype=np.float32)
+        return np.array([c.noise_scale, c.length_scale / self.rate, c.noise_w], dtype=np.float32)
 
     def _feeds(self, ids: np.ndarray, phoneme_offset: int, frame_offset: int) -> dict[str, np.ndarray]:
         n = int(ids.shape[-1])

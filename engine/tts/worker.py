@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from engine.pipeline.clock import Clock, ComputeSpan
 from engine.tts.pieces import AudioPiece
 from engine.tts.synthesizer import IncrementalSynthesizer
 
@@ -24,12 +25,16 @@ COMMAND_QUEUE_SIZE = 256
 class _Command:
     kind: str  # "feed", "end_sentence", "flush", "reset", "stop"
     words: tuple[str, ...] = ()
+    at_s: float | None = None  # when the command arrived, on the worker's clock
 
 
 class SynthesisWorker:
     """``feed``/``end_sentence``/``flush``/``cancel`` from any thread; pieces go to ``on_piece`` in the worker thread.
 
     ``on_error`` receives an exception raised by the synthesizer; the worker then keeps serving commands.
+    With a ``clock`` (a pipeline stage's own clock), a command given ``at_s`` is not handled before that time and
+    the work is charged to the clock, so on a simulated clock ``piece_time()`` is when a live run would have had
+    the piece.
     """
 
     def __init__(
@@ -37,8 +42,12 @@ class SynthesisWorker:
         synthesizer: IncrementalSynthesizer,
         on_piece: Callable[[AudioPiece], None],
         on_error: Callable[[BaseException], None] | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.synthesizer = synthesizer
+        self.clock = clock
+        self._span: ComputeSpan | None = None
+        self._command_at: float | None = None
         self._on_piece = on_piece
         self._on_error = on_error
         self._commands: queue.Queue[_Command] = queue.Queue(COMMAND_QUEUE_SIZE)
@@ -49,14 +58,23 @@ class SynthesisWorker:
         self._thread = threading.Thread(target=self._run, name="tts-worker", daemon=True)
         self._thread.start()
 
-    def feed(self, words: Sequence[str] | str) -> None:
-        self._put(_Command("feed", (words,) if isinstance(words, str) else tuple(words)))
+    def feed(self, words: Sequence[str] | str, at_s: float | None = None) -> None:
+        self._put(_Command("feed", (words,) if isinstance(words, str) else tuple(words), at_s))
 
-    def end_sentence(self) -> None:
-        self._put(_Command("end_sentence"))
+    def end_sentence(self, at_s: float | None = None) -> None:
+        self._put(_Command("end_sentence", at_s=at_s))
 
-    def flush(self) -> None:
-        self._put(_Command("flush"))
+    def flush(self, at_s: float | None = None) -> None:
+        self._put(_Command("flush", at_s=at_s))
+
+    def command_time(self) -> float | None:
+        """``at_s`` of the command being handled: the pieces it yields could not be made before it arrived."""
+        return self._command_at
+
+    def piece_time(self) -> float | None:
+        """On the worker's clock, the moment the piece being delivered was ready (call from ``on_piece``)."""
+        span = self._span
+        return span.now_s() if span is not None else None
 
     def cancel(self) -> None:
         """Stop now: queued words are dropped and the chunk under way is the last one delivered."""
@@ -96,18 +114,31 @@ class SynthesisWorker:
                     self._on_piece(piece)
 
             self.synthesizer.on_piece = deliver
+            self._command_at = command.at_s
             try:
-                if command.kind == "feed":
-                    self.synthesizer.feed(command.words)
-                elif command.kind == "end_sentence":
-                    self.synthesizer.end_sentence()
-                elif command.kind == "flush":
-                    self.synthesizer.flush()
+                if self.clock is None:
+                    self._handle(command)
                 else:
-                    self.synthesizer.cancel()
+                    if command.at_s is not None:
+                        self.clock.sleep_until(command.at_s)
+                    with self.clock.compute() as span:
+                        self._span = span
+                        self._handle(command)
+                    self._span = None
             except Exception as exc:  # keep the worker alive; the owner decides what to show
+                self._span = None
                 log.exception("synthesis failed")
                 if self._on_error is not None:
                     self._on_error(exc)
             if self._commands.empty():
                 self._idle.set()
+
+    def _handle(self, command: _Command) -> None:
+        if command.kind == "feed":
+            self.synthesizer.feed(command.words)
+        elif command.kind == "end_sentence":
+            self.synthesizer.end_sentence()
+        elif command.kind == "flush":
+            self.synthesizer.flush()
+        else:
+            self.synthesizer.cancel()

@@ -1,0 +1,162 @@
+"""Session settings: source, recognizer, commit policy, lookahead and chunk sizes, voice, echo guard.
+
+Every value is read from and written to the app's settings, so the next run starts with the same choices.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QSettings, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QWidget,
+)
+
+from engine.pipeline.config import ECHO_GUARDS, ShadowConfig
+
+KEY_PREFIX = "session/"
+COMMIT_POLICIES = ("la2", "hold2", "waitk", "offline")
+SOURCE_MIC = "Microphone"
+SOURCE_FILE = "Recording (file)"
+
+
+def _path_row(edit: QLineEdit, button: QPushButton) -> QWidget:
+    row = QWidget()
+    layout = QHBoxLayout(row)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.addWidget(edit, 1)
+    layout.addWidget(button)
+    return row
+
+
+class SettingsPanel(QWidget):
+    changed = Signal()
+
+    def __init__(self, settings: QSettings, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._settings = settings
+        self.source = QComboBox()
+        self.source.addItems([SOURCE_MIC, SOURCE_FILE])
+        self.source_file = QLineEdit()
+        self.source_file.setPlaceholderText("a WAV/FLAC recording to shadow")
+        self.source_browse = QPushButton("Browse…")
+        self.source_browse.clicked.connect(lambda: self._browse(self.source_file, "Recordings (*.wav *.flac *.ogg)"))
+        self.backend = QComboBox()
+        self.backend.addItems(["whisper", "vosk"])
+        self.model = QLineEdit()
+        self.model.setPlaceholderText("whisper: bundled tiny.en · vosk: a model folder")
+        self.model_browse = QPushButton("Browse…")
+        self.model_browse.clicked.connect(self._browse_model)
+        self.commit = QComboBox()
+        self.commit.addItems(COMMIT_POLICIES)
+        self.commit.setToolTip("la2: commit what two hypotheses in a row agree on (Liu et al. 2020)")
+        self.k = QSpinBox()
+        self.k.setRange(0, 4)
+        self.k.setToolTip("Lookahead chunks the voice waits for before speaking a chunk (Ma et al. 2020)")
+        self.first_chunk = QSpinBox()
+        self.first_chunk.setRange(4, 60)
+        self.chunk = QSpinBox()
+        self.chunk.setRange(4, 60)
+        self.voice = QLineEdit()
+        self.voice.setPlaceholderText("bundled en_US-joe-medium")
+        self.voice_browse = QPushButton("Browse…")
+        self.voice_browse.clicked.connect(lambda: self._browse(self.voice, "Piper voices (*.onnx)"))
+        self.voice_rate = QDoubleSpinBox()
+        self.voice_rate.setRange(0.5, 2.0)
+        self.voice_rate.setSingleStep(0.05)
+        self.echo_guard = QComboBox()
+        self.echo_guard.addItems(ECHO_GUARDS)
+        self.echo_guard.setToolTip(
+            "gate: while the voice plays, the microphone is ignored, so speakers cannot feed the voice back into "
+            "the recognizer. What the speaker says meanwhile is not heard. With headphones choose off."
+        )
+
+        form = QFormLayout(self)
+        form.addRow("Source", self.source)
+        form.addRow("Recording", _path_row(self.source_file, self.source_browse))
+        form.addRow("Recognizer", self.backend)
+        form.addRow("Recognizer model", _path_row(self.model, self.model_browse))
+        form.addRow("Commit policy", self.commit)
+        form.addRow("Lookahead k (chunks)", self.k)
+        form.addRow("First chunk (phonemes)", self.first_chunk)
+        form.addRow("Later chunks (phonemes)", self.chunk)
+        form.addRow("Voice", _path_row(self.voice, self.voice_browse))
+        form.addRow("Voice rate", self.voice_rate)
+        form.addRow("Echo guard", self.echo_guard)
+        self.load()
+        for combo in (self.source, self.backend, self.commit, self.echo_guard):
+            combo.currentIndexChanged.connect(self._save)
+        for spin in (self.k, self.first_chunk, self.chunk, self.voice_rate):
+            spin.valueChanged.connect(self._save)
+        for edit in (self.source_file, self.model, self.voice):
+            edit.editingFinished.connect(self._save)
+        self.source.currentIndexChanged.connect(self._update_enabled)
+        self._update_enabled()
+
+    def _update_enabled(self) -> None:
+        from_file = self.source.currentText() == SOURCE_FILE
+        self.source_file.setEnabled(from_file)
+        self.source_browse.setEnabled(from_file)
+
+    def _browse(self, edit: QLineEdit, filter_text: str) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Choose a file", edit.text(), filter_text)
+        if path:
+            edit.setText(path)
+            self._save()
+
+    def _browse_model(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Choose a recognizer model folder", self.model.text())
+        if path:
+            self.model.setText(path)
+            self._save()
+
+    def load(self) -> None:
+        d = ShadowConfig()
+        s = self._settings
+
+        def value(key: str, default: object, kind: type) -> object:
+            return s.value(KEY_PREFIX + key, default, type=kind)
+
+        self.source.setCurrentText(str(value("source", SOURCE_MIC, str)))
+        self.source_file.setText(str(value("source_file", "", str)))
+        self.backend.setCurrentText(str(value("backend", d.backend, str)))
+        self.model.setText(str(value("model", "", str)))
+        self.commit.setCurrentText(str(value("commit", d.commit, str)))
+        self.k.setValue(int(value("k", d.k, int)))
+        self.first_chunk.setValue(int(value("first_chunk", d.first_chunk, int)))
+        self.chunk.setValue(int(value("chunk", d.chunk, int)))
+        self.voice.setText(str(value("voice", "", str)))
+        self.voice_rate.setValue(float(value("voice_rate", d.voice_rate, float)))
+        self.echo_guard.setCurrentText(str(value("echo_guard", d.echo_guard, str)))
+
+    def _save(self) -> None:
+        s = self._settings
+        for key, val in {
+            "source": self.source.currentText(), "source_file": self.source_file.text(),
+            "backend": self.backend.currentText(), "model": self.model.text(), "commit": self.commit.currentText(),
+            "k": self.k.value(), "first_chunk": self.first_chunk.value(), "chunk": self.chunk.value(),
+            "voice": self.voice.text(), "voice_rate": self.voice_rate.value(),
+            "echo_guard": self.echo_guard.currentText(),
+        }.items():  # fmt: skip
+            s.setValue(KEY_PREFIX + key, val)
+        s.sync()
+        self.changed.emit()
+
+    def source_path(self) -> str | None:
+        """The recording to shadow, or None for the microphone."""
+        return self.source_file.text().strip() or "" if self.source.currentText() == SOURCE_FILE else None
+
+    def config(self, input_device: str | None, output_device: str | None) -> ShadowConfig:
+        """The session's settings; raises ValueError with a readable message for a bad combination."""
+        return ShadowConfig(
+            backend=self.backend.currentText(), model=self.model.text().strip() or None,
+            commit=self.commit.currentText(), k=self.k.value(), first_chunk=self.first_chunk.value(),
+            chunk=self.chunk.value(), voice=self.voice.text().strip() or None, voice_rate=self.voice_rate.value(),
+            echo_guard=self.echo_guard.currentText(), input_device=input_device, output_device=output_device,
+        )  # fmt: skip

@@ -1,0 +1,48 @@
+"""The settings of a shadowing session (one dataclass, shared by the CLI, the app and the evaluation)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+ECHO_GUARDS = ("off", "gate")
+
+
+@dataclass(frozen=True)
+class ShadowConfig:
+    backend: str = "whisper"  # or "vosk"
+    model: str | None = None  # a model folder (vosk; whisper: the bundled tiny.en when None)
+    commit: str = "la2"
+    tts_policy: str = "lookahead"
+    k: int = 1
+    first_chunk: int = 18
+    chunk: int = 12
+    delta: int = 12
+    voice: str | None = None  # a Piper .onnx; the bundled voice when None
+    voice_rate: float = 1.0  # speaking rate of the voice (1.1 = 10 % faster than the voice's own)
+    seed: int = 0
+    tts_threads: int = 1
+    asr_threads: int = 2
+    min_step_s: float = 0.5
+    echo_guard: str = "off"  # "gate": ignore the microphone while the voice plays
+    input_device: str | int | None = None
+    output_device: str | int | None = None
+
+    def __post_init__(self) -> None:
+        if self.echo_guard not in ECHO_GUARDS:
+            raise ValueError(f"echo guard must be one of {', '.join(ECHO_GUARDS)}, not {self.echo_guard!r}")
+        if self.k < 0 or self.first_chunk < 1 or self.chunk < 1 or self.delta < 0:
+            raise ValueError("k and delta must be >= 0 and chunk sizes >= 1")
+        if not 0.5 <= self.voice_rate <= 2.0:
+            raise ValueError(f"voice rate must be between 0.5 and 2, not {self.voice_rate}")
+        if self.min_step_s <= 0:
+            raise ValueError(f"min_step_s must be positive, not {self.min_step_s}")
+
+    @classmethod
+    def from_dict(cls, data: dict) -> ShadowConfig:
+        """Known keys only (a settings file from another version may hold others)."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+    def models_key(self) -> tuple:
+        """What the loaded models depend on: a change here means loading them again."""
+        return (self.backend, self.model, self.voice, self.seed, self.tts_threads, self.asr_threads)

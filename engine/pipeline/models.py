@@ -1,0 +1,52 @@
+"""The models a session needs, loaded once and shared by sessions (loading takes seconds; a session must not)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from engine.asr.backend import AsrBackend
+from engine.asr.commit import make_commit_policy
+from engine.asr.streaming import StreamingRecognizer
+from engine.asr.vad import SileroVad
+from engine.pipeline.config import ShadowConfig
+from engine.tts.voice import TwoStageVoice
+
+log = logging.getLogger(__name__)
+
+
+def load_backend(config: ShadowConfig) -> AsrBackend:
+    if config.backend == "whisper":
+        from engine.asr.whisper_backend import WhisperBackend
+
+        return WhisperBackend(config.model, threads=config.asr_threads)
+    if config.backend == "vosk":
+        from engine.asr.vosk_backend import VoskBackend
+
+        return VoskBackend(config.model)
+    raise ValueError(f"unknown recognizer {config.backend!r} (whisper or vosk)")
+
+
+class Models:
+    """Recognizer backend, VAD and voice. ``recognizer(config)`` makes a fresh streaming recognizer on them."""
+
+    def __init__(self, backend: AsrBackend, vad: SileroVad, voice: TwoStageVoice, key: tuple = ()) -> None:
+        self.backend = backend
+        self.vad = vad
+        self.voice = voice
+        self.key = key
+        self._lock = threading.Lock()
+
+    @classmethod
+    def load(cls, config: ShadowConfig) -> Models:
+        """Load everything ``config`` asks for; raises AsrError / VoiceSplitError / OSError with a clear message."""
+        log.info("loading models: %s, voice %s", config.backend, config.voice or "bundled")
+        voice = TwoStageVoice(model_path=config.voice, threads=config.tts_threads, seed=config.seed)
+        return cls(load_backend(config), SileroVad(), voice, config.models_key())
+
+    def recognizer(self, config: ShadowConfig) -> StreamingRecognizer:
+        with self._lock:
+            self.vad.reset()
+            if hasattr(self.backend, "reset"):
+                self.backend.reset()
+            return StreamingRecognizer(self.backend, make_commit_policy(config.commit), self.vad)

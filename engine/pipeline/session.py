@@ -1,0 +1,540 @@
+"""The shadowing session: audio in → streaming ASR → committed words → incremental TTS → voice out.
+
+Three stages in their own threads with bounded queues: the ASR thread (reads the microphone or a file, steps the
+recognizer, hands committed words on), the TTS worker (``SynthesisWorker``), and playback (a device ``Player``
+watched by a monitor thread, or a computed ``PlaybackTimeline`` when there is no device). Each stage has its own
+clock: on a ``SimulatedClock`` (a file run) waiting is free and compute is charged, so the times recorded are
+those a live run would have on this machine; live, every clock is the session's wall clock.
+
+Per word the session records the source end time, the commit time and the play start/end, so ``ear_voice_lag_s``
+and ``chunk_delay_s`` are measured. ``stop()`` drains (what was heard is still spoken); ``cancel()`` stops at once.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+import numpy as np
+
+from engine.asr.backend import SAMPLE_RATE
+from engine.asr.run import StreamRun, run_capture, run_stream
+from engine.asr.streaming import StepResult
+from engine.audio.block import AudioBlock
+from engine.metrics import names as m
+from engine.metrics.shadowing import ear_voice_lag_s
+from engine.pipeline.clock import Clock, RealClock, SimulatedClock
+from engine.pipeline.config import ShadowConfig
+from engine.pipeline.echo import EchoGate
+from engine.pipeline.keys import SentenceKeys
+from engine.pipeline.models import Models
+from engine.pipeline.recorder import SessionRecorder
+from engine.pipeline.summary import SessionFigures
+from engine.tts.chunker import ChunkSizes
+from engine.tts.pieces import AudioPiece
+from engine.tts.policies import make_policy
+from engine.tts.synthesizer import IncrementalSynthesizer
+from engine.tts.timeline import PlaybackTimeline
+from engine.tts.worker import SynthesisWorker
+
+log = logging.getLogger(__name__)
+
+MONITOR_INTERVAL_S = 0.05
+RECENT_WORDS = 200  # words kept for the live view; the full record goes to the recording folder
+
+
+class State(StrEnum):
+    IDLE = "idle"
+    RUNNING = "running"
+    STOPPING = "stopping"  # draining: what was heard is still being spoken
+    DONE = "done"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+
+
+@dataclass(slots=True)
+class WordRecord:
+    sentence: int
+    index: int
+    text: str
+    source_start_s: float
+    source_end_s: float
+    commit_s: float
+    ready_s: float | None = None  # when the piece holding its end was synthesized
+    speak_start_s: float | None = None
+    speak_end_s: float | None = None
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return (self.sentence, self.index)
+
+    @property
+    def lag_s(self) -> float | None:
+        return None if self.speak_end_s is None else ear_voice_lag_s(self.speak_end_s, self.source_end_s)
+
+
+class SessionListener:
+    """Callbacks from the engine's threads (the GUI adapter re-emits them as Qt signals). Defaults do nothing."""
+
+    def on_state(self, state: State) -> None: ...
+
+    def on_tentative(self, words: list[str]) -> None: ...
+
+    def on_committed(self, words: list[WordRecord]) -> None: ...
+
+    def on_spoken(self, words: list[WordRecord]) -> None: ...
+
+    def on_error(self, message: str) -> None: ...
+
+
+@dataclass
+class MeterSnapshot:
+    """What the live meters show; ``ShadowSession.snapshot()`` is cheap and thread-safe."""
+
+    state: State = State.IDLE
+    session_s: float = 0.0
+    lag_s: float | None = None  # ear-voice lag of the last spoken word
+    lag_median_s: float | None = None
+    time_balance_s: float = 0.0  # synthesized audio in hand, ahead of playback
+    commit_latency_s: float | None = None  # of the last committed word (commit − its source end)
+    first_audio_s: float | None = None  # of the last sentence: its first piece ready − its words' arrival
+    underruns: int = 0
+    input_level_db: float = -120.0
+    words_committed: int = 0
+    words_spoken: int = 0
+    echo_gated_s: float = 0.0
+
+
+class _Tap:
+    """Wraps a capture: records the input, measures its level and applies the echo gate, then hands blocks on."""
+
+    def __init__(self, capture, session: ShadowSession) -> None:  # noqa: ANN001 - a Capture or a test double
+        self.capture = capture
+        self.session = session
+
+    def _seen(self, block: AudioBlock | None) -> AudioBlock | None:
+        if block is None:
+            return None
+        return self.session._heard_block(block)
+
+    def read(self, timeout: float | None = None) -> AudioBlock | None:
+        return self._seen(self.capture.read(timeout=timeout))
+
+    def read_available(self) -> list[AudioBlock]:
+        return [b for b in (self._seen(x) for x in self.capture.read_available()) if b is not None]
+
+    def check(self) -> None:
+        self.capture.check()
+
+
+@dataclass
+class _Sink:
+    """Where pieces go: a device player (live) or a computed timeline (no device)."""
+
+    timeline: PlaybackTimeline = field(default_factory=lambda: PlaybackTimeline(keep=False))
+    player: object | None = None  # engine.audio.player.Player
+    pending: dict[int, tuple[AudioPiece, float, float]] = field(default_factory=dict)  # id → piece, ready, inputs
+
+
+class ShadowSession:
+    """One session. ``run_file`` (blocking) or ``start_live`` + ``stop``/``cancel``; then ``figures.report()``."""
+
+    def __init__(
+        self,
+        config: ShadowConfig,
+        models: Models,
+        listener: SessionListener | None = None,
+        record_dir: Path | str | None = None,
+    ) -> None:
+        self.config = config
+        self.models = models
+        self.listener = listener or SessionListener()
+        self.record_dir = Path(record_dir) if record_dir else None
+        self.recorder: SessionRecorder | None = None
+        self.state = State.IDLE
+        self.error: str | None = None
+        self.figures = SessionFigures()
+        self.asr_run: StreamRun | None = None
+        self._keys = SentenceKeys()
+        self._records: dict[tuple[int, int], WordRecord] = {}  # committed, not yet spoken
+        self._recent: collections.deque[WordRecord] = collections.deque(maxlen=RECENT_WORDS)
+        self._sentence_done: dict[int, float] = {}  # sentence → when its last word arrived (or flush)
+        self._sentence_first_piece: set[int] = set()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._cancel = threading.Event()
+        self._finished = threading.Event()
+        self._playback_done = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._sink = _Sink()
+        self._snapshot = MeterSnapshot()
+        self._piece_ids = 0
+        self._clock: Clock = RealClock()
+        self._source_origin_s: float | None = None  # session time of the capture clock's zero
+        self._echo: EchoGate | None = None
+        self._worker: SynthesisWorker | None = None
+
+    # ----- public API
+    def run_file(self, audio: np.ndarray, realtime: bool = False, output_device: object = None,
+                 play: bool = False) -> SessionFigures:  # fmt: skip
+        """Shadow a recording (16 kHz mono float32) to the end; on the simulated clock unless ``realtime``."""
+        if play and not realtime:
+            raise ValueError("playing on a device needs the real-time clock (--realtime)")
+        audio = np.asarray(audio, np.float32).reshape(-1)
+        asr_clock: Clock
+        if realtime:
+            asr_clock = tts_clock = self._clock = RealClock()
+        else:
+            asr_clock, tts_clock = SimulatedClock(), SimulatedClock()
+            self._clock = asr_clock
+        self._source_origin_s = 0.0
+        self._begin(tts_clock, play, output_device)
+
+        def source(on_step: Callable[[StepResult], None]) -> StreamRun:
+            return run_stream(audio, self._recognizer(), asr_clock, self.config.min_step_s, on_step,
+                              should_stop=self._stop.is_set, on_audio=self._heard_file)  # fmt: skip
+
+        self._run_asr(source, asr_clock)
+        self._end()
+        return self.figures
+
+    def start_file(self, audio: np.ndarray, play: bool = True) -> None:
+        """A recording paced like a microphone, spoken on the output device; returns at once (the app's file mode)."""
+
+        def main() -> None:
+            try:
+                self.run_file(audio, realtime=True, output_device=self.config.output_device, play=play)
+            except Exception as exc:  # e.g. the output device cannot be opened
+                log.exception("the session could not run")
+                self._fail(str(exc))
+                self._finished.set()
+
+        thread = threading.Thread(target=main, name="shadow-file", daemon=True)
+        self._threads.append(thread)
+        thread.start()
+
+    def start_live(self, capture) -> None:  # noqa: ANN001 - engine.audio.capture.Capture (started by us)
+        """Microphone to speaker; returns at once. ``stop()`` or ``cancel()`` ends it."""
+        self._clock = clock = RealClock()
+        self._begin(clock, play=True, output_device=self.config.output_device)
+        if self.config.echo_guard == "gate":
+            self._echo = EchoGate(self._voice_active)
+        tap = _Tap(capture, self)
+
+        def source(on_step: Callable[[StepResult], None]) -> StreamRun:
+            capture.start()
+            try:
+                return run_capture(tap, self._recognizer(), clock, self._stop.is_set, self.config.min_step_s, on_step)
+            finally:
+                capture.stop()
+
+        def main() -> None:
+            self._run_asr(source, clock)
+            self._end()
+
+        thread = threading.Thread(target=main, name="shadow-asr", daemon=True)
+        self._threads.append(thread)
+        thread.start()
+
+    def stop(self) -> None:
+        """Stop listening; what was already heard is still recognized and spoken (drain)."""
+        if self.state == State.RUNNING:
+            self._set_state(State.STOPPING)
+        self._stop.set()
+
+    def cancel(self) -> None:
+        """Stop at once: pending words are dropped and playback stops."""
+        self._cancel.set()
+        self._stop.set()
+        if self._worker is not None:
+            self._worker.cancel()
+        player = self._sink.player
+        if player is not None:
+            player.close()  # type: ignore[attr-defined]
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._finished.wait(timeout)
+
+    @property
+    def running(self) -> bool:
+        return self.state in (State.RUNNING, State.STOPPING)
+
+    def snapshot(self) -> MeterSnapshot:
+        with self._lock:
+            snap = MeterSnapshot(**asdict(self._snapshot))
+        snap.state = self.state
+        snap.session_s = self._clock.now()
+        snap.underruns = self.figures.underruns()
+        player = self._sink.player
+        if player is not None:
+            snap.time_balance_s = player.buffered_s  # type: ignore[attr-defined]
+        elif self._sink.timeline.end_s is not None:
+            snap.time_balance_s = max(self._sink.timeline.end_s - self._clock.now(), 0.0)
+        snap.echo_gated_s = self._echo.gated_s if self._echo is not None else 0.0
+        return snap
+
+    def recent_words(self) -> list[WordRecord]:
+        with self._lock:
+            return list(self._recent)
+
+    # ----- stages
+    def _recognizer(self):  # noqa: ANN202
+        return self.models.recognizer(self.config)
+
+    def _begin(self, tts_clock: Clock, play: bool, output_device: object) -> None:
+        voice = self.models.voice
+        voice.rate = self.config.voice_rate
+        synthesizer = IncrementalSynthesizer(
+            voice,
+            make_policy(self.config.tts_policy, k=self.config.k),
+            ChunkSizes(self.config.first_chunk, self.config.chunk),
+            self.config.delta,
+        )
+        if play:
+            from engine.audio.player import Player
+
+            player = Player(voice.sample_rate, device=output_device, timer=self._clock.now)
+            player.start()  # before anything is written: a device that cannot open leaves no half session
+            self._sink.player = player
+        if self.record_dir is not None:
+            try:
+                self.recorder = SessionRecorder(self.record_dir, SAMPLE_RATE, voice.sample_rate)
+            except Exception:
+                if self._sink.player is not None:
+                    self._sink.player.close()  # type: ignore[attr-defined]
+                raise
+        if self._sink.player is not None:
+            monitor = threading.Thread(target=self._monitor, name="shadow-playback", daemon=True)
+            self._threads.append(monitor)
+            monitor.start()
+        self._worker = SynthesisWorker(synthesizer, self._on_piece, self._on_tts_error, clock=tts_clock)
+        self.figures.config = {**asdict(self.config), "voice_sample_rate": voice.sample_rate}
+        self._set_state(State.RUNNING)
+
+    def _run_asr(self, source: Callable[[Callable[[StepResult], None]], StreamRun], clock: Clock) -> None:
+        try:
+            self.asr_run = source(self._on_step)
+            if not self._cancel.is_set() and self._worker is not None:
+                done_at = clock.now()
+                closed = self._keys.end_sentence()
+                if closed is not None:
+                    self._sentence_done.setdefault(closed, done_at)
+                self._worker.flush(at_s=done_at)
+        except Exception as exc:  # a device that went away, a model that failed: keep what we have
+            log.exception("the recognizer stopped")
+            self._fail(f"recognition stopped: {exc}")
+
+    def _end(self) -> None:
+        """Wait for synthesis and playback to finish (or for a cancel), then close everything."""
+        try:
+            worker = self._worker
+            if worker is not None:
+                while not worker.wait_idle(timeout=0.1):
+                    if self._cancel.is_set():
+                        break
+                worker.close()
+            player = self._sink.player
+            if player is not None and not self._cancel.is_set():
+                while not player.drain(timeout=0.2):  # type: ignore[attr-defined]
+                    if self._cancel.is_set():
+                        break
+            self._stop.set()
+            self._playback_done.set()
+            for thread in self._threads:
+                if thread is not threading.current_thread() and thread.name == "shadow-playback":
+                    thread.join(timeout=5)
+            if player is not None:
+                self._collect_played()
+                player.close()  # type: ignore[attr-defined]
+        finally:
+            if self.asr_run is not None:
+                self.figures.asr(self.asr_run)
+            if self.recorder is not None:
+                self.recorder.report(self.figures.report())
+                self.recorder.close()
+            if self.state != State.FAILED:
+                self._set_state(State.CANCELLED if self._cancel.is_set() else State.DONE)
+            self._finished.set()
+
+    # ----- callbacks (engine threads)
+    def _heard_file(self, samples: np.ndarray) -> None:
+        if self.recorder is not None:
+            self.recorder.input_audio(samples)
+        self._level(samples)
+
+    def _heard_block(self, block: AudioBlock) -> AudioBlock:
+        if self._source_origin_s is None:  # the capture clock's zero: the first block just ended
+            self._source_origin_s = max(self._clock.now() - block.duration_s, 0.0)
+        if self.recorder is not None:
+            self.recorder.input_audio(block.samples)
+        self._level(block.samples)
+        if self._echo is not None:
+            return self._echo.apply(block, self._clock.now())
+        return block
+
+    def _level(self, samples: np.ndarray) -> None:
+        if samples.size:
+            rms = float(np.sqrt(np.mean(np.square(samples, dtype=np.float64))))
+            with self._lock:
+                self._snapshot.input_level_db = 20.0 * np.log10(max(rms, 1e-6))
+
+    def _on_step(self, step: StepResult) -> None:
+        if self._cancel.is_set():
+            return
+        origin = self._source_origin_s or 0.0
+        records: list[WordRecord] = []
+        tokens: list[str] = []
+        for word in step.committed:
+            for token, (sentence, index) in self._keys.tokens(word.text):
+                record = WordRecord(sentence, index, token, word.start_s + origin, word.end_s + origin, word.commit_s)
+                records.append(record)
+                tokens.append(token)
+            if self._keys.index == 0 and self._keys.sentence > 0:  # the word closed its sentence
+                self._sentence_done.setdefault(self._keys.sentence - 1, word.commit_s)
+        if records:
+            with self._lock:
+                for record in records:
+                    self._records[record.key] = record
+                    self._recent.append(record)
+                last = records[-1]
+                self._snapshot.commit_latency_s = last.commit_s - last.source_end_s
+                self._snapshot.words_committed += len(records)
+            self.figures.committed(records)
+            if self.recorder is not None:
+                for record in records:
+                    self.recorder.transcript({"event": "committed", **_record_dict(record)})
+            self.listener.on_committed(records)
+            assert self._worker is not None
+            self._worker.feed(tokens, at_s=records[-1].commit_s)
+        self.listener.on_tentative([w.text for w in step.tentative])
+
+    def _inputs_at(self, piece: AudioPiece) -> float:
+        """When the words this piece needed had all arrived.
+
+        The worker handles commands in order and makes every piece as soon as its words are there, so a piece
+        made while handling a command needed that command's words (the synthesizer also holds back a sentence's
+        last word until the next one shows it cannot merge, which ``needs_word`` alone would miss).
+        """
+        worker = self._worker
+        at = worker.command_time() if worker is not None else None
+        if at is not None:
+            return at
+        with self._lock:
+            record = self._records.get((piece.sentence, piece.needs_word))
+        at = record.commit_s if record is not None else 0.0
+        if piece.needs_sentence_end:
+            at = max(at, self._sentence_done.get(piece.sentence, at))
+        return at
+
+    def _on_piece(self, piece: AudioPiece) -> None:
+        if self._cancel.is_set():
+            return
+        worker = self._worker
+        ready = worker.piece_time() if worker is not None else None
+        ready = self._clock.now() if ready is None else ready
+        inputs_at = self._inputs_at(piece)
+        first_of_sentence = piece.sentence not in self._sentence_first_piece
+        if first_of_sentence:
+            self._sentence_first_piece.add(piece.sentence)
+            with self._lock:
+                self._snapshot.first_audio_s = ready - inputs_at
+        self.figures.piece(piece, ready, inputs_at, first_of_sentence)
+        player = self._sink.player
+        if player is None:
+            start, end = self._sink.timeline.add(ready, piece.audio_s, inputs_at)
+            self._played(piece, ready, inputs_at, start, end)
+            return
+        with self._lock:
+            self._piece_ids += 1
+            piece_id = self._piece_ids
+            self._sink.pending[piece_id] = (piece, ready, inputs_at)
+        self.figures.live_balance(player.buffered_s)  # type: ignore[attr-defined]
+        player.enqueue(piece.samples, key=piece_id)  # type: ignore[attr-defined]
+
+    def _monitor(self) -> None:
+        """Live: turn the player's report of what finished playing into spoken words; watch the device."""
+        player = self._sink.player
+        while not self._playback_done.is_set() and not self._cancel.is_set():
+            try:
+                player.check()  # type: ignore[attr-defined]
+                self._collect_played()
+            except Exception as exc:
+                log.exception("playback stopped")
+                self._fail(f"playback stopped: {exc}")
+                self.cancel()
+                return
+            time.sleep(MONITOR_INTERVAL_S)
+
+    def _collect_played(self) -> None:
+        player = self._sink.player
+        if player is None:
+            return
+        player.poll()  # type: ignore[attr-defined]
+        for played in player.take_finished():  # type: ignore[attr-defined]
+            with self._lock:
+                entry = self._sink.pending.pop(played.key, None)
+            if entry is not None and played.start_s is not None and played.end_s is not None:
+                piece, ready, inputs_at = entry
+                self._played(piece, ready, inputs_at, played.start_s, played.end_s)
+
+    def _played(self, piece: AudioPiece, ready: float, inputs_at: float, start: float, end: float) -> None:
+        rate = piece.sample_rate
+        spoken: list[WordRecord] = []
+        with self._lock:
+            for word in piece.words:
+                record = self._records.pop((word.sentence, word.index), None)
+                if record is None:
+                    continue
+                record.ready_s = ready
+                record.speak_start_s = start + word.start_sample / rate
+                record.speak_end_s = start + word.end_sample / rate
+                spoken.append(record)
+        if self.recorder is not None:
+            self.recorder.output_audio(piece.samples, start)
+        self.figures.played(piece, spoken, start, end, inputs_at, self._sink.player is None)
+        if spoken:
+            with self._lock:
+                self._snapshot.lag_s = spoken[-1].lag_s
+                self._snapshot.lag_median_s = self.figures.lag_median()
+                self._snapshot.words_spoken += len(spoken)
+            if self.recorder is not None:
+                for record in spoken:
+                    self.recorder.transcript({"event": "spoken", **_record_dict(record)})
+                self.recorder.metrics({
+                    "t_s": end, "sentence": piece.sentence, "chunk": piece.chunk, "ready_s": ready,
+                    "play_start_s": start, "play_end_s": end, "gen_s": piece.gen_s, "audio_s": piece.audio_s,
+                    m.EAR_VOICE_LAG_S: spoken[-1].lag_s, m.UNDERRUNS: self.figures.underruns(),
+                })  # fmt: skip
+            self.listener.on_spoken(spoken)
+
+    def _voice_active(self, now_s: float) -> bool:
+        player = self._sink.player
+        if player is not None:
+            return player.buffered_s > 0  # type: ignore[attr-defined]
+        end = self._sink.timeline.end_s
+        return end is not None and now_s < end
+
+    def _on_tts_error(self, exc: BaseException) -> None:
+        self._fail(f"speech synthesis failed: {exc}")
+
+    def _fail(self, message: str) -> None:
+        self.error = message
+        self._set_state(State.FAILED)
+        self.listener.on_error(message)
+        self._stop.set()
+
+    def _set_state(self, state: State) -> None:
+        if self.state == State.FAILED and state != State.FAILED:
+            return
+        self.state = state
+        self.listener.on_state(state)
+
+
+def _record_dict(record: WordRecord) -> dict:
+    return {**asdict(record), m.EAR_VOICE_LAG_S: record.lag_s}

@@ -1,0 +1,103 @@
+"""``liveshadow shadow``: one recording (or the microphone) through the whole pipeline, with its report.
+
+A file run always records the session (into a temporary folder unless asked for one): the output WAV it writes is
+what ``--out`` copies and what the speech-chain check (``wer_spoken``) recognizes again.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import tempfile
+from difflib import SequenceMatcher
+from pathlib import Path
+
+import numpy as np
+
+from engine.asr.backend import SAMPLE_RATE
+from engine.asr.report import wer
+from engine.asr.transcribe import manifest_entry
+from engine.asr.words import normalize_token
+from engine.audio.io import load_audio
+from engine.metrics import aggregate
+from engine.metrics import names as m
+from engine.metrics.shadowing import lag_drift_s
+from engine.pipeline.config import ShadowConfig
+from engine.pipeline.models import Models
+from engine.pipeline.recorder import OUTPUT_WAV
+from engine.pipeline.session import ShadowSession
+
+log = logging.getLogger(__name__)
+
+
+def spoken_wer(models: Models, output_wav: Path, reference_text: str) -> tuple[float, str]:
+    """Speech chain check: recognize the voice's output offline and score it against the reference."""
+    audio = load_audio(output_wav, SAMPLE_RATE) if output_wav.stat().st_size > 44 else np.zeros(0, np.float32)
+    words = models.backend.transcribe(audio) if audio.size else []
+    text = " ".join(w.text for w in words)
+    return wer(reference_text, text), text
+
+
+def rescore_with_reference_times(report: dict, word_times: list) -> None:
+    """Lags and commit latencies against the manifest's aligned word ends instead of the recognizer's."""
+    words = report["words"]
+    ref_keys = [normalize_token(t) for t, _, _ in word_times]
+    hyp_keys = [normalize_token(w["text"]) for w in words]
+    lags, latencies, ends = [], [], []
+    for block in SequenceMatcher(a=hyp_keys, b=ref_keys, autojunk=False).get_matching_blocks():
+        for i in range(block.size):
+            word, ref_end = words[block.a + i], float(word_times[block.b + i][2])
+            lags.append(word["speak_end_s"] - ref_end)
+            latencies.append(word["commit_s"] - ref_end)
+            ends.append(ref_end)
+    report["ear_voice_lag_s_recognizer_times"] = report[m.EAR_VOICE_LAG_S]
+    report[m.EAR_VOICE_LAG_S] = aggregate(lags)
+    report["ear_voice_lag_values_s"] = lags
+    report[m.COMMIT_LATENCY_S] = aggregate(latencies)
+    report[m.LAG_DRIFT_S] = lag_drift_s(ends, lags)
+    report["source_times"] = "manifest word_times (forced alignment), matched to the spoken words"
+
+
+def shadow_file(
+    path: Path,
+    config: ShadowConfig | None = None,
+    models: Models | None = None,
+    out: Path | None = None,
+    record_dir: Path | None = None,
+    realtime: bool = False,
+    play: bool = False,
+    entry: dict | None = None,
+    speech_chain: bool = True,
+) -> dict:
+    config = config or ShadowConfig()
+    audio = load_audio(path)
+    models = models or Models.load(config)
+    entry = entry if entry is not None else manifest_entry(path)
+    temporary = None
+    if record_dir is None:
+        temporary = tempfile.TemporaryDirectory(prefix="liveshadow-session-")
+        record_dir = Path(temporary.name)
+    try:
+        session = ShadowSession(config, models, record_dir=record_dir)
+        figures = session.run_file(audio, realtime=realtime, output_device=config.output_device, play=play)
+        if session.error:
+            raise RuntimeError(session.error)
+        report = figures.report()
+        report["file"] = str(path)
+        report["config"]["mode"] = "realtime" if realtime else "simulate"
+        report["ear_voice_lag_values_s"] = [w[m.EAR_VOICE_LAG_S] for w in report["words"]]
+        if entry and entry.get("word_times"):
+            rescore_with_reference_times(report, entry["word_times"])
+        reference = entry.get("text") if entry else None
+        report[m.WER_COMMITTED] = wer(reference, report["committed_text"]) if reference else None
+        report[m.WER_SPOKEN] = None
+        if reference and speech_chain:
+            report[m.WER_SPOKEN], report["spoken_recognized_text"] = spoken_wer(
+                models, record_dir / OUTPUT_WAV, reference
+            )
+        if out is not None:
+            shutil.copyfile(record_dir / OUTPUT_WAV, out)
+        return report
+    finally:
+        if temporary is not None:
+            temporary.cleanup()

@@ -1,0 +1,141 @@
+"""The figures of one shadowing session, gathered as it runs (METRICS.md names), and its report."""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from engine.asr.run import StreamRun
+from engine.metrics import aggregate, machine_info
+from engine.metrics import names as m
+from engine.metrics.shadowing import chunk_delay_s, lag_drift_s
+from engine.tts.pieces import AudioPiece
+
+if TYPE_CHECKING:
+    from engine.pipeline.session import WordRecord
+
+GAP_EPSILON_S = 0.01  # device play times jitter by a few ms; a shorter silence is not a gap
+MAX_WORDS = 200_000  # per-word lists stop growing past this (about 20 hours of speech)
+
+
+class SessionFigures:
+    """Thread-safe accumulator; ``report()`` turns it into one JSON-able dict."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.config: dict = {}
+        self.lags: list[float] = []
+        self.source_ends: list[float] = []
+        self.commit_latencies: list[float] = []
+        self.first_audio: list[float] = []
+        self.gen: list[float] = []
+        self.audio: list[float] = []
+        self.balances: list[float] = []
+        self.chunks: list[tuple[float, float]] = []
+        self.words: list[dict] = []
+        self.committed_text: list[str] = []
+        self.spoken_text: list[str] = []
+        self._underruns = 0
+        self.gap_s = 0.0
+        self.starved_s = 0.0
+        self._previous_ready = 0.0
+        self._previous_end: float | None = None
+        self.asr_figures: dict = {}
+        self.extra: dict = {}
+
+    def committed(self, records: list[WordRecord]) -> None:
+        with self._lock:
+            for record in records:
+                if len(self.commit_latencies) < MAX_WORDS:
+                    self.commit_latencies.append(record.commit_s - record.source_end_s)
+                    self.committed_text.append(record.text)
+
+    def piece(self, piece: AudioPiece, ready_s: float, inputs_at_s: float, first_of_sentence: bool) -> None:
+        with self._lock:
+            if first_of_sentence:
+                self.first_audio.append(ready_s - inputs_at_s)
+            self.gen.append(max(ready_s - max(self._previous_ready, inputs_at_s), 0.0))
+            self.audio.append(piece.audio_s)
+            self._previous_ready = ready_s
+            if self._previous_end is not None and len(self.balances) < MAX_WORDS:
+                self.balances.append(self._previous_end - ready_s)
+
+    def live_balance(self, buffered_s: float) -> None:
+        """Live time balance: audio queued at the device when a piece is ready (replaces the computed one)."""
+        with self._lock:
+            if len(self.balances) < MAX_WORDS and self.gen:
+                self.balances.append(buffered_s)
+
+    def played(
+        self, piece: AudioPiece, spoken: list[WordRecord], start_s: float, end_s: float, inputs_at_s: float,
+        computed: bool,
+    ) -> None:  # fmt: skip
+        with self._lock:
+            if self._previous_end is not None:
+                gap = start_s - self._previous_end
+                if gap > GAP_EPSILON_S:
+                    if inputs_at_s <= self._previous_end:  # the words were there before the gap began
+                        self._underruns += 1
+                        self.gap_s += gap
+                    else:
+                        self.starved_s += gap
+            if computed:
+                self._previous_end = end_s
+            else:
+                self._previous_end = max(end_s, self._previous_end or end_s)
+            for record in spoken:
+                if len(self.lags) < MAX_WORDS and record.lag_s is not None:
+                    self.lags.append(record.lag_s)
+                    self.source_ends.append(record.source_end_s)
+                    self.spoken_text.append(record.text)
+                    self.words.append({
+                        "text": record.text, "sentence": record.sentence, "index": record.index,
+                        "source_start_s": record.source_start_s, "source_end_s": record.source_end_s,
+                        "commit_s": record.commit_s, "ready_s": record.ready_s,
+                        "speak_start_s": record.speak_start_s, "speak_end_s": record.speak_end_s,
+                        m.EAR_VOICE_LAG_S: record.lag_s,
+                    })  # fmt: skip
+            if spoken:
+                self.chunks.append((end_s, spoken[-1].source_end_s))
+
+    def asr(self, run: StreamRun) -> None:
+        with self._lock:
+            self.asr_figures = {
+                m.RTF_ASR: run.compute_s / run.audio_s if run.audio_s > 0 else None,
+                m.BEHIND_S: run.behind_s,
+                "audio_s_heard": run.audio_s,
+            }
+
+    def underruns(self) -> int:
+        return self._underruns
+
+    def lag_median(self) -> float | None:
+        with self._lock:
+            return float(np.median(self.lags)) if self.lags else None
+
+    def report(self) -> dict:
+        with self._lock:
+            ratios = [g / a for g, a in zip(self.gen, self.audio, strict=True) if a > 0]
+            return {
+                "command": "shadow",
+                "machine": machine_info(),
+                "config": self.config,
+                m.EAR_VOICE_LAG_S: aggregate(self.lags),
+                m.CHUNK_DELAY_S: chunk_delay_s(self.chunks),
+                m.LAG_DRIFT_S: lag_drift_s(self.source_ends, self.lags),
+                m.COMMIT_LATENCY_S: aggregate(self.commit_latencies),
+                m.FIRST_AUDIO_S: aggregate(self.first_audio),
+                m.COMPUTE_RATIO: aggregate(ratios),
+                m.TIME_BALANCE: aggregate(self.balances),
+                m.UNDERRUNS: self._underruns,
+                m.GAP_S: self.gap_s,
+                m.STARVED_S: self.starved_s,
+                **self.asr_figures,
+                **self.extra,
+                "source_times": "recognizer word timestamps (source clock)",
+                "committed_text": " ".join(self.committed_text),
+                "spoken_text": " ".join(self.spoken_text),
+                "words": list(self.words),
+            }

@@ -1,0 +1,168 @@
+"""The app running real sessions: pytest-qt offscreen, real models, PulseAudio virtual devices, Xvfb screenshot."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from PySide6.QtGui import QImage
+
+from engine import paths
+from engine.asr.report import wer
+from engine.audio.io import load_audio
+from engine.pipeline.recorder import INPUT_WAV, METRICS, OUTPUT_WAV, REPORT, TRANSCRIPT
+from tests import virtual_audio as va
+
+pytestmark = pytest.mark.gui
+
+SHORT = "ls_61-70968-0000"
+SESSION_FILES = (INPUT_WAV, OUTPUT_WAV, TRANSCRIPT, METRICS, REPORT)
+
+
+def _entry(manifest: list[dict], name: str) -> dict:
+    return next(e for e in manifest if e["id"] == name)
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "data"
+    monkeypatch.setenv(paths.ENV_DATA_DIR, str(folder))
+    return folder
+
+
+@pytest.fixture
+def window(qtbot, virtual_audio: va.VirtualAudio, shadow_models, data_dir: Path):
+    from app.main_window import MainWindow
+
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.controller.models = shadow_models  # loaded once for the test run (the app loads them in the background)
+    win.show()
+    yield win
+    win.controller.shutdown()
+
+
+def _use_file(win, path: Path) -> None:
+    from app.widgets.settings_panel import SOURCE_FILE
+
+    win.settings_panel.source.setCurrentText(SOURCE_FILE)
+    win.settings_panel.source_file.setText(str(path))
+
+
+def test_app_shadows_a_recording_with_live_meters(qtbot, window, speech_dir, speech_manifest, tmp_path) -> None:
+    _use_file(window, speech_dir / _entry(speech_manifest, SHORT)["wav"])
+    window.start_button.click()
+    qtbot.waitUntil(lambda: window.state == "running", timeout=10_000)
+    assert not window.start_button.isEnabled() and window.stop_button.isEnabled()
+    updates, t0 = window.meters.updates, time.monotonic()
+    qtbot.wait(2000)
+    rate = (window.meters.updates - updates) / (time.monotonic() - t0)
+    assert rate >= 5, f"meters updated at {rate:.1f} Hz while the engines ran"
+    qtbot.waitUntil(lambda: window.state == "done", timeout=60_000)
+    tentative, waiting, spoken = window.transcript.counts
+    assert spoken >= 12 and waiting == 0
+    assert window.meters.lag.text().endswith(" s") and window.meters.lag_median.text().endswith(" s")
+    assert window.start_button.isEnabled() and window.export_button.isEnabled()
+    folder = window.controller.session_folder
+    assert all((folder / name).stat().st_size > 0 for name in SESSION_FILES)
+    exported = window.export_to(tmp_path / "export")
+    assert exported is not None and sorted(p.name for p in exported.iterdir()) == sorted(SESSION_FILES)
+
+
+def test_cancel_stops_at_once(qtbot, window, speech_dir, speech_manifest) -> None:
+    _use_file(window, speech_dir / _entry(speech_manifest, "librivox_sonnet002")["wav"])
+    window.start_button.click()
+    qtbot.waitUntil(lambda: window.transcript.counts[2] > 0, timeout=30_000)
+    t0 = time.monotonic()
+    window.cancel_button.click()
+    qtbot.waitUntil(lambda: window.state == "cancelled", timeout=5000)
+    assert time.monotonic() - t0 < 3.0
+    assert (window.controller.session_folder / INPUT_WAV).stat().st_size > 44  # what was recorded is kept
+
+
+def test_errors_are_shown_in_the_window(qtbot, window, tmp_path) -> None:
+    _use_file(window, tmp_path / "missing.wav")
+    window.start_button.click()
+    assert "does not exist" in window.message.text()
+    assert window.start_button.isEnabled()
+
+    broken = tmp_path / "broken.wav"
+    broken.write_bytes(b"RIFF0000WAVEjunk")
+    _use_file(window, broken)
+    window.start_button.click()
+    qtbot.waitUntil(lambda: "Cannot start" in window.message.text(), timeout=10_000)
+    assert "broken.wav" in window.message.text() and window.start_button.isEnabled()
+
+    window.settings_panel.backend.setCurrentText("vosk")  # no model folder given
+    window.start_button.click()
+    qtbot.waitUntil(lambda: "Cannot load the models" in window.message.text(), timeout=20_000)
+    assert "vosk" in window.message.text() and window.state == "failed" and window.start_button.isEnabled()
+
+
+def test_session_settings_persist(qtbot, virtual_audio) -> None:
+    from app.main_window import MainWindow
+
+    first = MainWindow()
+    qtbot.addWidget(first)
+    panel = first.settings_panel
+    panel.commit.setCurrentText("hold2")
+    panel.k.setValue(2)
+    panel.voice_rate.setValue(1.1)
+    panel.echo_guard.setCurrentText("gate")
+    first.close()
+    second = MainWindow()
+    qtbot.addWidget(second)
+    config = second.settings_panel.config(None, None)
+    assert (config.commit, config.k, config.voice_rate, config.echo_guard) == ("hold2", 2, pytest.approx(1.1), "gate")
+    assert not second.headphones.isVisible()  # the warning is for speakers without the guard
+
+
+def test_end_to_end_microphone_to_speaker_speech_chain(
+    qtbot, window, virtual_audio, shadow_models, speech_dir, speech_manifest, tmp_path, artifacts_dir
+) -> None:
+    """Speech into the virtual microphone → the app → the virtual speaker, recorded and recognized again."""
+    item = _entry(speech_manifest, "ls_2412-153948-0000")
+    window.start_button.click()  # the source is the microphone by default
+    qtbot.waitUntil(lambda: window.state == "running", timeout=10_000)
+    qtbot.wait(1500)  # an input stream delivers nothing for its first 0.4-1.7 s
+    heard = tmp_path / "speaker.wav"
+    with virtual_audio.record_speaker(heard, tail_s=0.5):
+        player = virtual_audio.play_into_mic(speech_dir / item["wav"])
+        qtbot.waitUntil(lambda: player.poll() is not None, timeout=60_000)
+        qtbot.waitUntil(lambda: window.transcript.counts[2] >= 5, timeout=20_000)
+        assert window.grab().save(str(artifacts_dir / "main_window_session.png"), "PNG")
+        qtbot.wait(2000)
+        window.stop_button.click()
+        qtbot.waitUntil(lambda: window.state == "done", timeout=60_000)
+    recognized = " ".join(w.text for w in shadow_models.backend.transcribe(load_audio(heard)))
+    score = wer(item["text"], recognized)
+    assert score <= 0.4, f"wer_spoken {score:.2f}: {recognized!r}"
+    folder = window.controller.session_folder
+    assert all((folder / name).stat().st_size > 0 for name in SESSION_FILES)
+    shutil.copyfile(heard, artifacts_dir / "speech_chain_speaker.wav")
+
+
+def test_screenshot_of_a_session_under_xvfb(virtual_audio, speech_dir, speech_manifest, tmp_path, artifacts_dir):
+    if shutil.which("xvfb-run") is None:
+        if os.environ.get("CI"):
+            pytest.fail("xvfb-run is missing (scripts/setup installs xvfb)")
+        pytest.skip("xvfb-run is not installed")
+    png = artifacts_dir / "main_window_session_xvfb.png"
+    png.unlink(missing_ok=True)
+    wav = speech_dir / _entry(speech_manifest, "ls_1995-1837-0001")["wav"]
+    env = {**os.environ, **virtual_audio.env(), "QT_QPA_PLATFORM": "xcb",
+           paths.ENV_DATA_DIR: str(tmp_path / "data"), paths.ENV_CONFIG_DIR: str(tmp_path / "config")}  # fmt: skip
+    result = subprocess.run(
+        ["xvfb-run", "-a", "-s", "-screen 0 1280x900x24", str(Path(os.sys.executable)), "-m", "engine", "gui",
+         "--shadow", str(wav), "--screenshot", str(png), "--screenshot-after", "14"],
+        capture_output=True, text=True, timeout=180, env=env,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    image = QImage(str(png))
+    assert image.width() >= 800 and image.height() >= 600
+    colours = {image.pixel(x, y) for x in range(0, image.width(), 7) for y in range(0, image.height(), 7)}
+    assert len(colours) > 20, "the screenshot looks blank"

@@ -1,0 +1,192 @@
+"""The shadowing session on real models: a file on the simulated clock, stop (drain), cancel, a lost device."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import wave
+
+import numpy as np
+import pytest
+
+from engine.asr.report import wer
+from engine.audio.block import AudioBlock
+from engine.audio.devices import AudioDeviceError
+from engine.audio.io import load_audio
+from engine.metrics import names as m
+from engine.pipeline.config import ShadowConfig
+from engine.pipeline.recorder import INPUT_WAV, METRICS, OUTPUT_WAV, REPORT, TRANSCRIPT
+from engine.pipeline.session import SessionListener, ShadowSession, State
+from engine.pipeline.shadow import shadow_file
+
+SHORT = "ls_61-70968-0000"
+
+
+def _entry(manifest: list[dict], name: str) -> dict:
+    return next(e for e in manifest if e["id"] == name)
+
+
+def test_file_session_speaks_every_committed_word(shadow_models, speech_manifest, speech_dir, tmp_path) -> None:
+    item = _entry(speech_manifest, SHORT)
+    session = ShadowSession(ShadowConfig(), shadow_models, record_dir=tmp_path / "rec")
+    report = session.run_file(load_audio(speech_dir / item["wav"])).report()
+    assert session.state == State.DONE and session.error is None
+    assert wer(item["text"], report["committed_text"]) < 0.3
+    assert report["spoken_text"] == report["committed_text"]  # nothing lost between ASR and the voice
+    words = report["words"]
+    assert len(words) >= 15
+    for w in words:  # causality on one clock: said → committed → synthesized → played
+        # (a word may start playing in an earlier piece than the one that finishes it, never before its commit)
+        assert w["source_end_s"] < w["commit_s"] <= w["ready_s"] <= w["speak_end_s"]
+        assert w["commit_s"] <= w["speak_start_s"] < w["speak_end_s"]
+        assert w[m.EAR_VOICE_LAG_S] == pytest.approx(w["speak_end_s"] - w["source_end_s"])
+    ends = [w["speak_end_s"] for w in words]
+    assert ends == sorted(ends)
+    assert 0.5 < report[m.EAR_VOICE_LAG_S]["median"] < 8.0
+    assert report[m.UNDERRUNS] == 0 and report[m.CHUNK_DELAY_S] > 0
+    folder = tmp_path / "rec"
+    for name in (INPUT_WAV, OUTPUT_WAV, TRANSCRIPT, METRICS, REPORT):
+        assert (folder / name).stat().st_size > 0, name
+    with wave.open(str(folder / INPUT_WAV)) as w:
+        assert w.getnframes() == load_audio(speech_dir / item["wav"]).size
+    events = [json.loads(x)["event"] for x in (folder / TRANSCRIPT).read_text().splitlines()]
+    assert events.count("committed") == events.count("spoken") == len(words)
+    with wave.open(str(folder / OUTPUT_WAV)) as w:  # the voice placed at its play times
+        assert w.getnframes() / w.getframerate() == pytest.approx(words[-1]["speak_end_s"], abs=0.5)
+
+
+class _StopAfterFirstWords(SessionListener):
+    def __init__(self) -> None:
+        self.session: ShadowSession | None = None
+        self.committed = 0
+        self.states: list[State] = []
+
+    def on_committed(self, words) -> None:  # noqa: ANN001
+        self.committed += len(words)
+        if self.session is not None:
+            self.session.stop()
+
+    def on_state(self, state: State) -> None:
+        self.states.append(state)
+
+
+def test_stop_drains_what_was_heard(shadow_models, speech_manifest, speech_dir) -> None:
+    item = _entry(speech_manifest, "librivox_sonnet002")
+    listener = _StopAfterFirstWords()
+    session = ShadowSession(ShadowConfig(), shadow_models, listener)
+    listener.session = session
+    report = session.run_file(load_audio(speech_dir / item["wav"])).report()
+    heard = report["audio_s_heard"]
+    assert heard < 10  # stopped early in a 51 s passage
+    assert report["spoken_text"] == report["committed_text"] and report["committed_text"]
+    assert listener.states[-2:] == [State.STOPPING, State.DONE]
+
+
+def test_cancel_stops_at_once_and_keeps_the_recording(shadow_models, speech_manifest, speech_dir, tmp_path) -> None:
+    item = _entry(speech_manifest, "librivox_sonnet002")
+    session = ShadowSession(ShadowConfig(), shadow_models, record_dir=tmp_path / "rec")
+    audio = load_audio(speech_dir / item["wav"])
+    done = threading.Event()
+
+    class Cancel(SessionListener):
+        def on_spoken(self, words) -> None:  # noqa: ANN001
+            if not done.is_set():
+                done.set()
+                session.cancel()
+
+    session.listener = Cancel()
+    report = session.run_file(audio, realtime=False).report()
+    assert session.state == State.CANCELLED
+    assert len(report["words"]) < len(item["text"].split()) / 2
+    assert (tmp_path / "rec" / REPORT).is_file() and (tmp_path / "rec" / INPUT_WAV).stat().st_size > 44
+
+
+class _LostMicrophone:
+    """A capture whose device goes away after two blocks (what PortAudio reports as an inactive stream)."""
+
+    def __init__(self, audio: np.ndarray) -> None:
+        self.blocks = [audio[i : i + 1600] for i in range(0, audio.size, 1600)][:20]
+        self.position = 0
+        self.started = self.stopped = False
+
+    def start(self) -> None:
+        self.started = True
+
+    def stop(self) -> None:
+        self.stopped = True
+
+    def read(self, timeout: float | None = None) -> AudioBlock | None:
+        if self.position >= len(self.blocks):
+            return None
+        block = AudioBlock(self.blocks[self.position], 16000, self.position * 0.1)
+        self.position += 1
+        return block
+
+    def read_available(self) -> list[AudioBlock]:
+        return []
+
+    def check(self) -> None:
+        raise AudioDeviceError("the input device 'usb-mic' stopped delivering audio (unplugged?)")
+
+
+def test_a_lost_microphone_is_reported_and_the_session_kept(
+    shadow_models, speech_dir, speech_manifest, tmp_path, virtual_audio
+) -> None:
+    item = _entry(speech_manifest, SHORT)
+    errors: list[str] = []
+
+    class Errors(SessionListener):
+        def on_error(self, message: str) -> None:
+            errors.append(message)
+
+    session = ShadowSession(ShadowConfig(), shadow_models, Errors(), record_dir=tmp_path / "rec")
+    capture = _LostMicrophone(load_audio(speech_dir / item["wav"]))
+    session.start_live(capture)
+    assert session.wait(60)
+    assert session.state == State.FAILED and capture.stopped
+    assert errors and "unplugged" in errors[0] and "usb-mic" in session.error
+    with wave.open(str(tmp_path / "rec" / INPUT_WAV)) as w:
+        assert w.getnframes() == 20 * 1600  # every block heard before the loss is kept
+    assert json.loads((tmp_path / "rec" / REPORT).read_text())["command"] == "shadow"
+
+
+def test_shadow_file_scores_the_speech_chain(shadow_models, speech_manifest, speech_dir, tmp_path) -> None:
+    item = _entry(speech_manifest, "librivox_ss_0870")  # has forced-alignment word times
+    out = tmp_path / "voice.wav"
+    report = shadow_file(speech_dir / item["wav"], ShadowConfig(), shadow_models, out=out, entry=item)
+    assert report["source_times"].startswith("manifest word_times")
+    assert report[m.WER_COMMITTED] < 0.35
+    assert report[m.WER_SPOKEN] is not None and report[m.WER_SPOKEN] < 0.5  # the voice is intelligible
+    assert out.stat().st_size > 10_000
+    assert report[m.EAR_VOICE_LAG_S]["n"] >= 0.6 * len(item["text"].split())
+
+
+def test_shadow_command_writes_the_voice_and_the_report(speech_dir, speech_manifest, tmp_path) -> None:
+    item = _entry(speech_manifest, SHORT)
+    out, report_path = tmp_path / "out.wav", tmp_path / "report.json"
+    result = subprocess.run(
+        [sys.executable, "-m", "engine.cli", "shadow", str(speech_dir / item["wav"]), "--out", str(out),
+         "--report", str(report_path), "--simulate"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    report = json.loads(report_path.read_text())
+    assert report["config"]["mode"] == "simulate" and report[m.EAR_VOICE_LAG_S]["n"] > 10
+    assert "ear-voice lag median" in result.stderr and out.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "text"),
+    [
+        (["shadow"], 2, "give a recording"),
+        (["shadow", "missing.wav"], 1, "not found"),
+        (["shadow", "x.wav", "--live"], 2, "give a recording"),
+        (["shadow", "x.wav", "--echo-guard", "loud"], 2, "invalid choice"),
+        (["shadow", "x.wav", "--k", "-1"], 2, "k and delta"),
+    ],
+)
+def test_shadow_command_bad_input(args: list[str], code: int, text: str) -> None:
+    result = subprocess.run([sys.executable, "-m", "engine.cli", *args], capture_output=True, text=True, timeout=60)
+    assert result.returncode == code and text in result.stderr
