@@ -159,7 +159,8 @@ def _shadow_config(args: argparse.Namespace):  # noqa: ANN202 - ShadowConfig, im
     return ShadowConfig(
         backend=args.backend, model=args.model, commit=args.commit, tts_policy=args.policy, k=args.k,
         first_chunk=args.first_chunk, chunk=args.chunk, voice=args.voice, echo_guard=args.echo_guard,
-        input_device=_device(args.input), output_device=_device(args.output),
+        input_device=_device(args.input), output_device=_device(args.output), voice_rate=args.voice_rate,
+        tentative_lookahead=not args.final_lookahead,
     )  # fmt: skip
 
 
@@ -384,6 +385,12 @@ def build_parser() -> argparse.ArgumentParser:
     shadow.add_argument("--first-chunk", type=int, default=18, metavar="PHONEMES", help="first chunk size (18)")
     shadow.add_argument("--chunk", type=int, default=12, metavar="PHONEMES", help="later chunk size (12)")
     shadow.add_argument("--voice", metavar="ONNX", help="a Piper voice (.onnx beside its .onnx.json)")
+    shadow.add_argument("--voice-rate", type=float, default=1.0, help="speaking rate of the voice (1.0)")
+    shadow.add_argument(
+        "--final-lookahead",
+        action="store_true",
+        help="lookahead from final (committed) words only, not the recognizer's tentative ones",
+    )
     shadow.add_argument("--echo-guard", choices=("off", "gate"), default="off",
                         help="gate: ignore the microphone while the voice plays (for speakers)")  # fmt: skip
     shadow.add_argument("--out", metavar="WAV", help="write the voice here, placed at its play times")

@@ -120,3 +120,39 @@ def test_sentences_are_split_at_their_ends(voice: TwoStageVoice) -> None:
     _, _, pieces = run(voice, "lookahead-1", "First one here. And the second one follows it now.")
     assert {p.sentence for p in pieces} == {0, 1}
     assert sum(p.sentence_end for p in pieces) == 2
+
+
+HINTED = "the king of the castle stood in the rain at the end of the long day and waited for news of the war."
+
+
+def test_a_hint_lets_a_chunk_go_before_its_lookahead_is_final(voice: TwoStageVoice) -> None:
+    words = HINTED.split()
+
+    def first_piece_after(hint_words: int) -> tuple[int, list]:
+        synthesizer = IncrementalSynthesizer(voice, make_policy("lookahead-1"))
+        for i in range(1, len(words) + 1):
+            pieces = synthesizer.feed([words[i - 1]], hint=words[i : i + hint_words])
+            if pieces:
+                return i, pieces + synthesizer.feed(words[i:]) + synthesizer.flush()
+        raise AssertionError("no piece before the end")
+
+    plain, _ = first_piece_after(0)
+    hinted, pieces = first_piece_after(6)
+    assert hinted < plain  # the lookahead came from the hint, not from final words
+    assert [w.text for p in pieces for w in p.words] == words  # hint words are context only, never spoken
+
+
+def test_wrong_hints_never_lose_or_repeat_a_word(voice: TwoStageVoice) -> None:
+    rng = np.random.default_rng(7)
+    words = HINTED.split()
+    synthesizer = IncrementalSynthesizer(voice, make_policy("lookahead-1"))
+    wrong = ["of", "the", "a", "course", "in", "banana", "news"]
+    pieces = []
+    for i, word in enumerate(words):
+        hint = list(rng.choice(wrong, size=int(rng.integers(0, 4)))) if rng.random() < 0.7 else words[i + 1 : i + 4]
+        pieces.extend(synthesizer.feed([word], hint=hint))
+    pieces.extend(synthesizer.flush())
+    spoken = [(w.index, w.text) for p in pieces for w in p.words]
+    assert spoken == list(enumerate(words))  # each word once, in order; hint words never spoken
+    audio = np.concatenate([p.samples for p in pieces])
+    assert np.isfinite(audio).all() and audio.size > voice.sample_rate

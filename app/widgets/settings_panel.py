@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QSettings, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QFileDialog,
@@ -70,6 +71,11 @@ class SettingsPanel(QWidget):
         self.voice_rate = QDoubleSpinBox()
         self.voice_rate.setRange(0.5, 2.0)
         self.voice_rate.setSingleStep(0.05)
+        self.tentative_lookahead = QCheckBox("use tentative words as lookahead")
+        self.tentative_lookahead.setToolTip(
+            "The voice may read the recognizer's not-yet-final words as lookahead context (never speaks them): "
+            "it starts each chunk sooner."
+        )
         self.echo_guard = QComboBox()
         self.echo_guard.addItems(ECHO_GUARDS)
         self.echo_guard.setToolTip(
@@ -88,12 +94,14 @@ class SettingsPanel(QWidget):
         form.addRow("Later chunks (phonemes)", self.chunk)
         form.addRow("Voice", _path_row(self.voice, self.voice_browse))
         form.addRow("Voice rate", self.voice_rate)
+        form.addRow("", self.tentative_lookahead)
         form.addRow("Echo guard", self.echo_guard)
         self.load()
         for combo in (self.source, self.backend, self.commit, self.echo_guard):
             combo.currentIndexChanged.connect(self._save)
         for spin in (self.k, self.first_chunk, self.chunk, self.voice_rate):
             spin.valueChanged.connect(self._save)
+        self.tentative_lookahead.toggled.connect(self._save)
         for edit in (self.source_file, self.model, self.voice):
             edit.editingFinished.connect(self._save)
         self.source.currentIndexChanged.connect(self._update_enabled)
@@ -134,6 +142,7 @@ class SettingsPanel(QWidget):
         self.voice.setText(str(value("voice", "", str)))
         self.voice_rate.setValue(float(value("voice_rate", d.voice_rate, float)))
         self.echo_guard.setCurrentText(str(value("echo_guard", d.echo_guard, str)))
+        self.tentative_lookahead.setChecked(bool(value("tentative_lookahead", d.tentative_lookahead, bool)))
 
     def _save(self) -> None:
         s = self._settings
@@ -143,6 +152,7 @@ class SettingsPanel(QWidget):
             "k": self.k.value(), "first_chunk": self.first_chunk.value(), "chunk": self.chunk.value(),
             "voice": self.voice.text(), "voice_rate": self.voice_rate.value(),
             "echo_guard": self.echo_guard.currentText(),
+            "tentative_lookahead": self.tentative_lookahead.isChecked(),
         }.items():  # fmt: skip
             s.setValue(KEY_PREFIX + key, val)
         s.sync()
@@ -159,4 +169,5 @@ class SettingsPanel(QWidget):
             commit=self.commit.currentText(), k=self.k.value(), first_chunk=self.first_chunk.value(),
             chunk=self.chunk.value(), voice=self.voice.text().strip() or None, voice_rate=self.voice_rate.value(),
             echo_guard=self.echo_guard.currentText(), input_device=input_device, output_device=output_device,
+            tentative_lookahead=self.tentative_lookahead.isChecked(),
         )  # fmt: skip

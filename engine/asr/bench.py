@@ -11,6 +11,7 @@ import jiwer
 import numpy as np
 
 from engine.asr.commit import make_commit_policy
+from engine.asr.offline import transcribe_long
 from engine.asr.report import commit_latencies
 from engine.asr.run import run_stream
 from engine.asr.streaming import StreamingRecognizer
@@ -57,7 +58,7 @@ def run_bench(
     backend = WhisperBackend()
     vad = SileroVad()
     audio = {e["id"]: load_audio(e["path"]) for e in entries}
-    offline = {e["id"]: backend.transcribe(audio[e["id"]]) for e in entries}
+    offline = {e["id"]: transcribe_long(backend, audio[e["id"]]) for e in entries}
     references = {
         e["id"]: [Word(t, float(s), float(x)) for t, s, x in e["word_times"]]
         if e.get("word_times")

@@ -109,6 +109,7 @@ def _record(
         committed=[CommittedWord(w.text, w.start_s, w.end_s, clock.now()) for w in result.committed],
         tentative=result.tentative,
         recognized=result.recognized,
+        at_s=clock.now(),
     )
     run.committed.extend(stamped.committed)
     run.compute_s += compute_s

@@ -40,6 +40,7 @@ class StepResult:
     committed: list[CommittedWord] = field(default_factory=list)
     tentative: list[Word] = field(default_factory=list)
     recognized: bool = False  # the recognizer ran (the buffer held speech)
+    at_s: float | None = None  # when the step ended, on the driver's clock (set by the driver)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from engine.asr.backend import AsrBackend
 from engine.asr.commit import make_commit_policy
+from engine.asr.offline import transcribe_long
 from engine.asr.report import transcription_report
 from engine.asr.run import DEFAULT_MIN_STEP_S, run_stream
 from engine.asr.streaming import StreamingRecognizer
@@ -49,7 +50,7 @@ def transcribe_file(
     recognizer = StreamingRecognizer(backend, make_commit_policy(commit), vad if vad is not None else SileroVad())
     clock = RealClock() if realtime else SimulatedClock()
     run = run_stream(audio, recognizer, clock, min_step_s)
-    offline_words = backend.transcribe(audio)
+    offline_words = transcribe_long(backend, audio)
     offline_text = " ".join(w.text for w in offline_words)
     if entry and entry.get("word_times"):
         reference = [Word(t, float(s), float(e)) for t, s, e in entry["word_times"]]

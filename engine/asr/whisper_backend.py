@@ -91,12 +91,17 @@ class WhisperBackend:
         self.max_new_tokens = max_new_tokens
         self._encode_frames: int | None = None
 
-    def transcribe(self, audio: np.ndarray, prompt: str | None = None) -> list[Word]:
+    def transcribe_offline(self, audio: np.ndarray) -> list[Word]:
+        """One recording of up to 30 s at once, with Whisper's own 30 s window: slower than a streaming step
+        but steadier (a short window over a long recording sometimes stops decoding after a word)."""
+        return self.transcribe(audio, full_window=True)
+
+    def transcribe(self, audio: np.ndarray, prompt: str | None = None, full_window: bool = False) -> list[Word]:
         audio = np.ascontiguousarray(audio, dtype=np.float32).reshape(-1)
         duration = audio.size / SAMPLE_RATE
         if duration < 0.1:
             return []
-        if self.short_window:
+        if self.short_window and not full_window:
             # Whole seconds only: CTranslate2 keeps memory for every input shape it has seen, so free lengths
             # made RSS grow without end (measured: +150 MB over 120 calls); 30 shapes at most plateau.
             frames = math.ceil(duration + self.padding_s) * FRAMES_PER_SECOND

@@ -17,12 +17,13 @@ class ShadowConfig:
     first_chunk: int = 18
     chunk: int = 12
     delta: int = 12
+    tentative_lookahead: bool = True  # the recognizer's tentative words may serve as the voice's lookahead
     voice: str | None = None  # a Piper .onnx; the bundled voice when None
     voice_rate: float = 1.0  # speaking rate of the voice (1.1 = 10 % faster than the voice's own)
     seed: int = 0
     tts_threads: int = 1
-    asr_threads: int = 2
-    min_step_s: float = 0.5
+    asr_threads: int = 1  # with 2 cores, a core each for recognition and synthesis
+    min_step_s: float = 0.3  # shadowing favours latency: more recognizer steps than the ASR's own default
     echo_guard: str = "off"  # "gate": ignore the microphone while the voice plays
     input_device: str | int | None = None
     output_device: str | int | None = None

@@ -162,6 +162,7 @@ class ShadowSession:
         self.figures = SessionFigures()
         self.asr_run: StreamRun | None = None
         self._keys = SentenceKeys()
+        self._last_hint: list[str] = []
         self._records: dict[tuple[int, int], WordRecord] = {}  # committed, not yet spoken
         self._recent: collections.deque[WordRecord] = collections.deque(maxlen=RECENT_WORDS)
         self._sentence_done: dict[int, float] = {}  # sentence → when its last word arrived (or flush)
@@ -410,8 +411,11 @@ class ShadowSession:
                 for record in records:
                     self.recorder.transcript({"event": "committed", **_record_dict(record)})
             self.listener.on_committed(records)
-            assert self._worker is not None
-            self._worker.feed(tokens, at_s=records[-1].commit_s)
+        hint = [w.text for w in step.tentative] if self.config.tentative_lookahead else []
+        if (records or hint != self._last_hint) and self._worker is not None:
+            at = records[-1].commit_s if records else step.at_s
+            self._worker.feed(tokens, at_s=at, hint=hint)
+            self._last_hint = hint
         self.listener.on_tentative([w.text for w in step.tentative])
 
     def _inputs_at(self, piece: AudioPiece) -> float:

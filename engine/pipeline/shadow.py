@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.asr.backend import SAMPLE_RATE
+from engine.asr.offline import transcribe_long
 from engine.asr.report import wer
 from engine.asr.transcribe import manifest_entry
 from engine.asr.words import normalize_token
@@ -33,7 +34,7 @@ log = logging.getLogger(__name__)
 def spoken_wer(models: Models, output_wav: Path, reference_text: str) -> tuple[float, str]:
     """Speech chain check: recognize the voice's output offline and score it against the reference."""
     audio = load_audio(output_wav, SAMPLE_RATE) if output_wav.stat().st_size > 44 else np.zeros(0, np.float32)
-    words = models.backend.transcribe(audio) if audio.size else []
+    words = transcribe_long(models.backend, audio) if audio.size else []
     text = " ".join(w.text for w in words)
     return wer(reference_text, text), text
 

@@ -40,6 +40,7 @@ class SessionFigures:
         self._underruns = 0
         self.gap_s = 0.0
         self.starved_s = 0.0
+        self.pause_s = 0.0  # silences between sentences
         self._previous_ready = 0.0
         self._previous_end: float | None = None
         self.asr_figures: dict = {}
@@ -76,7 +77,9 @@ class SessionFigures:
             if self._previous_end is not None:
                 gap = start_s - self._previous_end
                 if gap > GAP_EPSILON_S:
-                    if inputs_at_s <= self._previous_end:  # the words were there before the gap began
+                    if piece.chunk == 0:  # a new sentence: a pause the text asks for, not a gap (METRICS.md)
+                        self.pause_s += gap
+                    elif inputs_at_s <= self._previous_end:  # the words were there before the gap began
                         self._underruns += 1
                         self.gap_s += gap
                     else:
@@ -132,6 +135,7 @@ class SessionFigures:
                 m.UNDERRUNS: self._underruns,
                 m.GAP_S: self.gap_s,
                 m.STARVED_S: self.starved_s,
+                "sentence_pause_s": self.pause_s,
                 **self.asr_figures,
                 **self.extra,
                 "source_times": "recognizer word timestamps (source clock)",

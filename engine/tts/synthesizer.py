@@ -38,8 +38,10 @@ class _Sentence:
     latent: list[np.ndarray] = field(default_factory=list)
     frames_total: int = 0
     emitted_frames: int = 0
+    hint: list[str] = field(default_factory=list)  # words likely to come next (e.g. ASR tentative words)
     units: list[Unit] = field(default_factory=list)
-    units_for: int = -1  # len(words) when units were computed
+    units_for: tuple = ()  # (words, hint) the units were computed for
+    frozen: list[Unit] = field(default_factory=list)  # units of the chunks already synthesized
 
     def latent_slice(self, start: int, stop: int) -> np.ndarray:
         return np.concatenate(self.latent, axis=1)[:, start:stop] if self.latent else np.zeros((LATENT_CHANNELS, 0))
@@ -71,15 +73,21 @@ class IncrementalSynthesizer:
         self.on_piece: Callable[[AudioPiece], None] | None = None  # called as soon as each piece is ready
 
     # ----- input stream API
-    def feed(self, words: Sequence[str] | str) -> list[AudioPiece]:
-        """Add words (a string is split on whitespace); a word ending in . ! or ? closes its sentence."""
-        tokens = split_words(words) if isinstance(words, str) else [t for w in words for t in split_words(w)]
+    def feed(self, words: Sequence[str] | str, hint: Sequence[str] | None = None) -> list[AudioPiece]:
+        """Add words (a string is split on whitespace); a word ending in . ! or ? closes its sentence.
+
+        ``hint``: words that will probably follow (a recognizer's tentative words). They are never spoken, but
+        they may serve as lookahead context, so a chunk need not wait for its lookahead to be final. Each call
+        replaces the previous hint.
+        """
+        tokens = _tokens(words)
         self._cancelled = False
         pieces: list[AudioPiece] = []
         for token in tokens:
             self._sentence.words.append(token)
             if ends_sentence(token):
                 pieces.extend(self.end_sentence())
+        self._sentence.hint = _sentence_part(_tokens(hint or ()))
         pieces.extend(self._advance())
         return pieces
 
@@ -110,24 +118,58 @@ class IncrementalSynthesizer:
 
     # ----- internals
     def _units(self, sentence: _Sentence) -> list[Unit]:
-        if sentence.units_for != len(sentence.words):
-            sentence.units = self.frontend.units(sentence.words)
-            sentence.units_for = len(sentence.words)
+        """Units of the sentence's words and its hint; the word boundaries of units already synthesized never change."""
+        hint = [] if sentence.complete else sentence.hint
+        key = (len(sentence.words), tuple(hint))
+        if sentence.units_for != key:
+            words = [*sentence.words, *hint]
+            units = self.frontend.units(words)
+            frozen_words = sum(len(u.words) for u in sentence.frozen)
+            starts = {u.first_word: i for i, u in enumerate(units)}
+            if sentence.frozen and frozen_words not in starts and frozen_words < len(words):
+                # a later word merged into a unit already spoken (rare; a hint that was wrong): keep what was
+                # spoken and phonemize the rest on its own
+                rest = self.frontend.units(words[frozen_words:])
+                units = [
+                    *sentence.frozen,
+                    *(Unit(u.words, u.first_word + frozen_words, u.phonemes, u.ids) for u in rest),
+                ]
+            sentence.units = units
+            sentence.units_for = key
         return sentence.units
 
-    def _chunks(self, sentence: _Sentence) -> list[list[Unit]]:
+    def _chunks(self, sentence: _Sentence) -> tuple[list[list[Unit]], int]:
+        """The chunks (the last ones may hold hint words) and how many of them hold only fed words."""
         units = self._units(sentence)
+        n_words = len(sentence.words)
         if not sentence.complete:
-            units = units[:-1]  # the last unit may still merge with the next word
-        return chunk_units(units, self.sizes, sentence.complete)
+            final = [u for u in units if u.first_word + len(u.words) <= n_words]
+            context = units
+            if len(final) == len(units):  # no hint: the last unit may still merge with the next word
+                final = context = final[:-1]
+            chunks = chunk_units(context, self.sizes, False)
+            ready = 0
+            count = len(final)
+            for chunk in chunks:
+                count -= len(chunk)
+                if count < 0:
+                    break
+                ready += 1
+            return chunks, ready
+        chunks = chunk_units(units, self.sizes, True)
+        return chunks, len(chunks)
 
     def _advance(self) -> list[AudioPiece]:
         sentence = self._sentence
         pieces: list[AudioPiece] = []
         if not sentence.words:
             return pieces
-        chunks = self._chunks(sentence)
-        while not self._cancelled and self.policy.ready(sentence.next_chunk, len(chunks), sentence.complete):
+        chunks, final = self._chunks(sentence)
+        while (
+            not self._cancelled
+            and sentence.next_chunk < final
+            and self.policy.ready(sentence.next_chunk, len(chunks), sentence.complete)
+        ):
             piece = self._synthesize(sentence, chunks)
             if sentence is not self._sentence and not sentence.complete:
                 break  # cancelled while synthesizing
@@ -186,6 +228,7 @@ class IncrementalSynthesizer:
         sentence.latent.append(chunk_latent)
         sentence.frames_total += chunk_latent.shape[1]
         sentence.next_chunk += covered
+        sentence.frozen = [u for c in chunks[: sentence.next_chunk] for u in c]
 
         t0 = self._timer()
         samples = self._decode(sentence, last_chunk)
@@ -251,3 +294,15 @@ def synthesize_text(synthesizer: IncrementalSynthesizer, text: str) -> tuple[np.
     pieces = synthesizer.feed(text) + synthesizer.flush()
     audio = np.concatenate([p.samples for p in pieces]) if pieces else np.zeros(0, np.float32)
     return audio, pieces
+
+
+def _tokens(words: Sequence[str] | str) -> list[str]:
+    return split_words(words) if isinstance(words, str) else [t for w in words for t in split_words(w)]
+
+
+def _sentence_part(tokens: list[str]) -> list[str]:
+    """The tokens up to and including the first that ends a sentence."""
+    for i, token in enumerate(tokens):
+        if ends_sentence(token):
+            return tokens[: i + 1]
+    return tokens

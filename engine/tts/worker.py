@@ -26,6 +26,7 @@ class _Command:
     kind: str  # "feed", "end_sentence", "flush", "reset", "stop"
     words: tuple[str, ...] = ()
     at_s: float | None = None  # when the command arrived, on the worker's clock
+    hint: tuple[str, ...] | None = None  # words likely to follow (lookahead context only)
 
 
 class SynthesisWorker:
@@ -58,8 +59,10 @@ class SynthesisWorker:
         self._thread = threading.Thread(target=self._run, name="tts-worker", daemon=True)
         self._thread.start()
 
-    def feed(self, words: Sequence[str] | str, at_s: float | None = None) -> None:
-        self._put(_Command("feed", (words,) if isinstance(words, str) else tuple(words), at_s))
+    def feed(self, words: Sequence[str] | str, at_s: float | None = None, hint: Sequence[str] | None = None) -> None:
+        """Queue words (and a new ``hint``, see ``IncrementalSynthesizer.feed``)."""
+        words = (words,) if isinstance(words, str) else tuple(words)
+        self._put(_Command("feed", words, at_s, tuple(hint) if hint is not None else None))
 
     def end_sentence(self, at_s: float | None = None) -> None:
         self._put(_Command("end_sentence", at_s=at_s))
@@ -135,7 +138,7 @@ class SynthesisWorker:
 
     def _handle(self, command: _Command) -> None:
         if command.kind == "feed":
-            self.synthesizer.feed(command.words)
+            self.synthesizer.feed(command.words, command.hint)
         elif command.kind == "end_sentence":
             self.synthesizer.end_sentence()
         elif command.kind == "flush":

@@ -1,0 +1,46 @@
+"""Offline recognition of a whole recording of any length: cut at quiet moments into windows Whisper can take.
+
+One call per window of at most ``max_window_s`` (the streaming backend bounds its new tokens per call, so a long
+window would be cut short); each cut is placed at the quietest 100 ms in the last seconds before the limit, so
+words are not split.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.asr.backend import SAMPLE_RATE, AsrBackend
+from engine.asr.words import Word
+
+FRAME = SAMPLE_RATE // 10
+DEFAULT_MAX_WINDOW_S = 20.0
+SEARCH_S = 5.0
+
+
+def cut_points(audio: np.ndarray, max_window_s: float = DEFAULT_MAX_WINDOW_S) -> list[int]:
+    """Sample indices where windows end (the last is ``audio.size``)."""
+    limit = int(max_window_s * SAMPLE_RATE)
+    search = int(SEARCH_S * SAMPLE_RATE)
+    cuts = []
+    start = 0
+    while audio.size - start > limit:
+        lo, hi = start + limit - search, start + limit
+        frames = audio[lo:hi][: (hi - lo) // FRAME * FRAME].reshape(-1, FRAME)
+        quietest = int(np.argmin(np.mean(np.square(frames, dtype=np.float64), axis=1)))
+        cut = lo + quietest * FRAME + FRAME // 2
+        cuts.append(cut)
+        start = cut
+    cuts.append(audio.size)
+    return cuts
+
+
+def transcribe_long(backend: AsrBackend, audio: np.ndarray, max_window_s: float = DEFAULT_MAX_WINDOW_S) -> list[Word]:
+    audio = np.asarray(audio, np.float32).reshape(-1)
+    recognize = getattr(backend, "transcribe_offline", backend.transcribe)
+    words: list[Word] = []
+    start = 0
+    for cut in cut_points(audio, max_window_s):
+        offset = start / SAMPLE_RATE
+        words.extend(Word(w.text, w.start_s + offset, w.end_s + offset) for w in recognize(audio[start:cut]))
+        start = cut
+    return words
