@@ -133,6 +133,7 @@ def test_end_to_end_microphone_to_speaker_speech_chain(
     qtbot.wait(1500)  # an input stream delivers nothing for its first 0.4-1.7 s
     heard = tmp_path / "speaker.wav"
     with virtual_audio.record_speaker(heard, tail_s=0.5):
+        played_at = window.controller.session.snapshot().session_s  # on the session clock
         player = virtual_audio.play_into_mic(speech_dir / item["wav"])
         qtbot.waitUntil(lambda: player.poll() is not None, timeout=60_000)
         qtbot.waitUntil(lambda: window.transcript.counts[2] >= 5, timeout=20_000)
@@ -140,6 +141,14 @@ def test_end_to_end_microphone_to_speaker_speech_chain(
         qtbot.wait(2000)
         window.stop_button.click()
         qtbot.waitUntil(lambda: window.state == "done", timeout=60_000)
+    # the words' source times are on the session clock: where the recording put them, give or take the server
+    words = window.controller.session.figures.words
+    for w in words:  # played after it was committed and synthesized (device times allow a little jitter)
+        assert w["commit_s"] <= w["speak_start_s"] + 0.05 and w["ready_s"] <= w["speak_end_s"] + 0.05, w
+    first = words[0]
+    in_file = shadow_models.backend.transcribe(load_audio(speech_dir / item["wav"]))[0]
+    assert first["text"].strip(".,").lower() == in_file.text.strip(".,").lower()
+    assert abs(first["source_end_s"] - (played_at + in_file.end_s)) < 0.6, (first, played_at, in_file)
     recognized = " ".join(w.text for w in shadow_models.backend.transcribe(load_audio(heard)))
     score = wer(item["text"], recognized)
     assert score <= 0.4, f"wer_spoken {score:.2f}: {recognized!r}"

@@ -75,7 +75,7 @@ class Player:
         self._played = 0  # frames handed to the device (polled)
         self._real_played = 0
         self._in_gap_since: float | None = None
-        self._t0: float | None = None
+        self._t0: float | None = None  # when the last polled block ends playing
         self._device_frames = 0
         self.stats = PlayerStats()
         self._stream = None
@@ -158,15 +158,17 @@ class Player:
         done: list[PlayedPiece] = []
         while self._notes:
             frames, real, at = self._notes.popleft()
-            if self._t0 is None:
-                self._t0 = at
-            block_device = self._device_frames  # device frame index of this block's first frame
+            # A block starts playing when the one before it ends, but never before its callback ran plus the
+            # output latency: callbacks come in bursts (so their own times run early), and a late callback means
+            # the server played silence meanwhile (so counting frames alone runs early too).
+            block_start = at + latency if self._t0 is None else max(self._t0, at + latency)
+            self._t0 = block_start + frames / self.device_rate  # when this block ends
             block_real = self._real_played  # ring frame index of its first real frame
             self._device_frames += frames
             self._real_played += real
 
-            def when(real_frame: int, block_device: int = block_device, block_real: int = block_real) -> float:
-                return self._t0 + latency + (block_device + real_frame - block_real) / self.device_rate
+            def when(real_frame: int, block_start: float = block_start, block_real: int = block_real) -> float:
+                return block_start + (real_frame - block_real) / self.device_rate
 
             with self._lock:
                 for piece in self._pieces:

@@ -12,7 +12,6 @@ and ``chunk_delay_s`` are measured. ``stop()`` drains (what was heard is still s
 
 from __future__ import annotations
 
-import collections
 import logging
 import threading
 import time
@@ -46,7 +45,6 @@ from engine.tts.worker import SynthesisWorker
 log = logging.getLogger(__name__)
 
 MONITOR_INTERVAL_S = 0.05
-RECENT_WORDS = 200  # words kept for the live view; the full record goes to the recording folder
 
 
 class State(StrEnum):
@@ -164,7 +162,6 @@ class ShadowSession:
         self._keys = SentenceKeys()
         self._last_hint: list[str] = []
         self._records: dict[tuple[int, int], WordRecord] = {}  # committed, not yet spoken
-        self._recent: collections.deque[WordRecord] = collections.deque(maxlen=RECENT_WORDS)
         self._sentence_done: dict[int, float] = {}  # sentence → when its last word arrived (or flush)
         self._sentence_first_piece: set[int] = set()
         self._lock = threading.Lock()
@@ -262,10 +259,6 @@ class ShadowSession:
     def wait(self, timeout: float | None = None) -> bool:
         return self._finished.wait(timeout)
 
-    @property
-    def running(self) -> bool:
-        return self.state in (State.RUNNING, State.STOPPING)
-
     def snapshot(self) -> MeterSnapshot:
         with self._lock:
             snap = MeterSnapshot(**asdict(self._snapshot))
@@ -279,10 +272,6 @@ class ShadowSession:
             snap.time_balance_s = max(self._sink.timeline.end_s - self._clock.now(), 0.0)
         snap.echo_gated_s = self._echo.gated_s if self._echo is not None else 0.0
         return snap
-
-    def recent_words(self) -> list[WordRecord]:
-        with self._lock:
-            return list(self._recent)
 
     # ----- stages
     def _recognizer(self):  # noqa: ANN202
@@ -370,8 +359,12 @@ class ShadowSession:
         self._level(samples)
 
     def _heard_block(self, block: AudioBlock) -> AudioBlock:
-        if self._source_origin_s is None:  # the capture clock's zero: the first block just ended
-            self._source_origin_s = max(self._clock.now() - block.duration_s, 0.0)
+        # The capture clock's zero on the session clock. A block arrives after it was recorded, never before, so
+        # the earliest of (arrival − end on the capture clock) is the best estimate; the first blocks alone can
+        # mislead (a stream may deliver a backlog in a burst when it starts).
+        candidate = max(self._clock.now() - block.end_s, 0.0)
+        if self._source_origin_s is None or candidate < self._source_origin_s:
+            self._source_origin_s = candidate
         if self.recorder is not None:
             self.recorder.input_audio(block.samples)
         self._level(block.samples)
@@ -402,7 +395,6 @@ class ShadowSession:
             with self._lock:
                 for record in records:
                     self._records[record.key] = record
-                    self._recent.append(record)
                 last = records[-1]
                 self._snapshot.commit_latency_s = last.commit_s - last.source_end_s
                 self._snapshot.words_committed += len(records)
@@ -525,7 +517,8 @@ class ShadowSession:
         return end is not None and now_s < end
 
     def _on_tts_error(self, exc: BaseException) -> None:
-        self._fail(f"speech synthesis failed: {exc}")
+        if not self._cancel.is_set():  # a cancel may interrupt a piece on its way to the closed player
+            self._fail(f"speech synthesis failed: {exc}")
 
     def _fail(self, message: str) -> None:
         self.error = message
