@@ -6,7 +6,7 @@ import argparse
 import json
 import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from engine import __version__
@@ -18,19 +18,6 @@ log = logging.getLogger(__name__)
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_USAGE = 2  # also what a subcommand that is not implemented yet returns
-
-# Subcommands that later work fills in: name → one-line help. Each exits with EXIT_USAGE and says so.
-PLANNED: dict[str, str] = {
-    "eval": "run the evaluation on a manifest of recordings and write reports and plots",
-}
-
-
-def _not_implemented(name: str) -> Callable[[argparse.Namespace], int]:
-    def run(args: argparse.Namespace) -> int:
-        print(f"liveshadow {name}: not implemented yet", file=sys.stderr)
-        return EXIT_USAGE
-
-    return run
 
 
 def _run_gui(args: argparse.Namespace) -> int:
@@ -251,6 +238,56 @@ def _shadow_live(args: argparse.Namespace, config) -> dict:  # noqa: ANN001
     return report
 
 
+EVAL_TTS = ("full", "naive", "lookahead-0", "lookahead-1", "lookahead-2")
+EVAL_COMMITS = ("la2", "hold2", "waitk", "offline")
+
+
+def _run_eval(args: argparse.Namespace) -> int:
+    from engine import paths
+    from engine.asr.backend import AsrError
+    from engine.asr.commit import make_commit_policy
+    from engine.audio.io import AudioFileError
+    from engine.eval.runner import tts_config
+
+    manifest = Path(args.manifest) if args.manifest else paths.shared_speech_dir() / "manifest.jsonl"
+    if not manifest.is_file():
+        return _fail(f"manifest not found: {manifest}", EXIT_USAGE)
+    out = Path(args.out)
+    progress = lambda text: print(text, file=sys.stderr, flush=True)  # noqa: E731
+    try:
+        if args.soak is not None:
+            from engine.eval.soak import run_soak
+
+            report = run_soak(args.soak, manifest, out, progress=progress)
+            print(f"soak of {args.soak:g} min: lag_drift_s {report[metric_names.LAG_DRIFT_S]}, RSS "
+                  f"{report['rss_mb']['first_tenth_median']:.0f} -> {report['rss_mb']['last_tenth_median']:.0f} MB; "
+                  f"{out / 'soak.json'}")  # fmt: skip
+            return EXIT_OK
+        tts = [t for t in args.tts_policies.split(",") if t]
+        commits = [c for c in args.commit.split(",") if c]
+        for name in tts:
+            tts_config(name)
+        for name in commits:
+            make_commit_policy(name)
+    except ValueError as exc:
+        return _fail(str(exc), EXIT_USAGE)
+    except (AsrError, AudioFileError, RuntimeError, OSError) as exc:
+        return _fail(str(exc))
+    from engine.eval.runner import run_eval
+
+    try:
+        report = run_eval(manifest, out, tts, commits, progress=progress)
+    except (AsrError, AudioFileError, RuntimeError, OSError, ValueError) as exc:
+        return _fail(str(exc))
+    for name, r in report["results"].items():
+        lag = r[metric_names.EAR_VOICE_LAG_S]
+        print(f"{name:<22} lag median {lag['median']:.2f} s p90 {lag['p90']:.2f} s; wer_committed "
+              f"{r[metric_names.WER_COMMITTED]:.3f}; wer_spoken {r[metric_names.WER_SPOKEN]:.3f}; underruns "
+              f"{r[metric_names.UNDERRUNS]}")  # fmt: skip
+    print(f"reports and plots in {out}")
+    return EXIT_OK
+
+
 def _json_default(value: object) -> object:
     import numpy as np
 
@@ -265,24 +302,19 @@ def _device(text: str | None) -> str | int | None:
 
 def _run_bench(args: argparse.Namespace) -> int:
     progress = lambda text: log.info("bench %s: %s", args.stage, text)  # noqa: E731
-    if args.stage == "shadow":
+    if args.stage in ("shadow", "asr"):
         from engine import paths
-        from engine.pipeline import bench as shadow_bench
+
+        if args.stage == "shadow":
+            from engine.pipeline import bench as stage_bench
+        else:
+            from engine.asr import bench as stage_bench  # type: ignore[no-redef]
 
         manifest = Path(args.manifest) if args.manifest else paths.shared_speech_dir() / "manifest.jsonl"
         if not manifest.is_file():
             return _fail(f"manifest not found: {manifest} (give one with --manifest)", EXIT_USAGE)
-        report = shadow_bench.run_bench(manifest, progress=progress)
-        print(shadow_bench.format_table(report))
-    elif args.stage == "asr":
-        from engine import paths
-        from engine.asr import bench as asr_bench
-
-        manifest = Path(args.manifest) if args.manifest else paths.shared_speech_dir() / "manifest.jsonl"
-        if not manifest.is_file():
-            return _fail(f"manifest not found: {manifest} (give one with --manifest)", EXIT_USAGE)
-        report = asr_bench.run_bench(manifest, progress=progress)
-        print(asr_bench.format_table(report))
+        report = stage_bench.run_bench(manifest, progress=progress)
+        print(stage_bench.format_table(report))
     else:
         from engine.tts.bench import format_table, run_bench
 
@@ -294,16 +326,9 @@ def _run_bench(args: argparse.Namespace) -> int:
 
 
 def _finite(value: object) -> object:
-    """JSON has no inf/NaN: exact seams (inf dB) and missing figures become null."""
-    import math
+    from engine.metrics.jsonsafe import json_safe
 
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
+    return json_safe(value)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -398,10 +423,13 @@ def build_parser() -> argparse.ArgumentParser:
     shadow.add_argument("--record", metavar="DIR", help="record the session into this folder")
     shadow.set_defaults(func=_run_shadow)
 
-    for name, help_text in PLANNED.items():
-        planned = sub.add_parser(name, parents=[common], help=f"{help_text} (not implemented yet)")
-        planned.add_argument("args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
-        planned.set_defaults(func=_not_implemented(name))
+    ev = sub.add_parser("eval", parents=[common], help="evaluate on a manifest: report.json, report.csv and plots")
+    ev.add_argument("manifest", nargs="?", help="a manifest.jsonl (default ../shared/speech)")
+    ev.add_argument("--out", metavar="DIR", required=True, help="write the reports and plots here")
+    ev.add_argument("--tts-policies", default=",".join(EVAL_TTS), help=f"comma-separated ({','.join(EVAL_TTS)})")
+    ev.add_argument("--commit", default=",".join(EVAL_COMMITS), help=f"comma-separated ({','.join(EVAL_COMMITS)})")
+    ev.add_argument("--soak", type=float, metavar="MINUTES", help="instead: one session this long, back to back")
+    ev.set_defaults(func=_run_eval)
     return parser
 
 

@@ -85,7 +85,10 @@ def test_buffer_stays_bounded_and_nothing_is_lost_on_the_long_passage(
     run = run_stream(load_audio(speech_dir / item["wav"]), recognizer, SimulatedClock())
     assert max(run.step_buffer_s) <= recognizer.config.max_buffer_s
     assert len(run.committed) > 0.85 * len(item["text"].split())
-    assert run.steps_behind() <= 1.0  # kept up: at the end behind by at most one step (interval + its compute)
+    if commit == "la2":  # kept up: at the end behind by at most one step (interval + its compute)
+        assert run.steps_behind() <= 1.0
+    else:  # offline holds up to 25 s of audio, so its last steps take longer than the interval
+        assert run.behind_s < 2.0
 
 
 def test_stereo_48k_file_is_resampled(tmp_path: Path, speech_dir: Path) -> None:

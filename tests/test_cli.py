@@ -30,14 +30,6 @@ def test_version() -> None:
     assert result.returncode == 0 and result.stdout.startswith("liveshadow ")
 
 
-@pytest.mark.parametrize("name", sorted(cli.PLANNED))
-def test_planned_subcommands_say_so_and_exit_2(name: str) -> None:
-    result = run_cli(name, "some", "--args")
-    assert result.returncode == 2
-    assert result.stdout == ""
-    assert result.stderr.strip() == f"liveshadow {name}: not implemented yet"
-
-
 def test_unknown_subcommand_is_a_usage_error() -> None:
     result = run_cli("frobnicate")
     assert result.returncode == 2 and "invalid choice" in result.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
@@ -18,11 +19,21 @@ log = logging.getLogger(__name__)
 DEFAULT_MIN_STEP_S = 0.5
 
 
+class LongAudio(Protocol):
+    """16 kHz mono audio read by slices (e.g. recordings joined on the fly for a soak test)."""
+
+    @property
+    def size(self) -> int: ...
+
+    def __getitem__(self, index: slice) -> np.ndarray: ...
+
+
 @dataclass
 class StreamRun:
     committed: list[CommittedWord] = field(default_factory=list)
     step_compute_s: list[float] = field(default_factory=list)  # per recognizer step
     step_buffer_s: list[float] = field(default_factory=list)
+    step_at_s: list[float] = field(default_factory=list)  # when each of those steps ended (driver's clock)
     compute_s: float = 0.0
     audio_s: float = 0.0
     behind_s: float = 0.0
@@ -34,7 +45,7 @@ class StreamRun:
 
 
 def run_stream(
-    audio: np.ndarray,
+    audio: np.ndarray | LongAudio,
     recognizer: StreamingRecognizer,
     clock: Clock,
     min_step_s: float = DEFAULT_MIN_STEP_S,
@@ -47,8 +58,9 @@ def run_stream(
     On a ``SimulatedClock`` waiting is free and compute is charged, so latencies are those of a live run here.
     ``should_stop()`` ends the input early (what arrived is still finished); ``on_audio`` sees each intake.
     """
-    audio = np.asarray(audio, np.float32).reshape(-1)
-    total = audio.size
+    if isinstance(audio, np.ndarray):
+        audio = np.asarray(audio, np.float32).reshape(-1)
+    total = audio.size  # anything with ``size`` and slicing will do: a long source need not be in memory
     run = StreamRun(audio_s=total / SAMPLE_RATE)
     fed = 0
     last_step = 0.0
@@ -84,6 +96,7 @@ def _step(
     if result.recognized:
         run.step_compute_s.append(span.elapsed_s)
         run.step_buffer_s.append(recognizer.buffer_s)
+        run.step_at_s.append(clock.now())
     _record(run, result, span.elapsed_s, clock, on_step)
 
 

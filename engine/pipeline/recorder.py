@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import threading
 import time
 import wave
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import numpy as np
+
+from engine.metrics.jsonsafe import json_safe
 
 log = logging.getLogger(__name__)
 
@@ -63,16 +64,6 @@ class _WavWriter:
         self._file.close()
 
 
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
-
-
 class SessionRecorder:
     """Thread-safe; the output WAV holds the voice placed at its play times (silence where it was quiet)."""
 
@@ -116,13 +107,13 @@ class SessionRecorder:
 
     def report(self, report: dict) -> Path:
         path = self.folder / REPORT
-        path.write_text(json.dumps(_finite(report), indent=1), encoding="utf-8")
+        path.write_text(json.dumps(json_safe(report), indent=1), encoding="utf-8")
         return path
 
     def _line(self, stream: IO[str], event: dict) -> None:
         with self._lock:
             if not self._closed:
-                stream.write(json.dumps(_finite(event)) + "\n")
+                stream.write(json.dumps(json_safe(event)) + "\n")
                 self._maybe_flush()
 
     def _maybe_flush(self) -> None:

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.asr.backend import SAMPLE_RATE
-from engine.asr.run import StreamRun, run_capture, run_stream
+from engine.asr.run import LongAudio, StreamRun, run_capture, run_stream
 from engine.asr.streaming import StepResult
 from engine.audio.block import AudioBlock
 from engine.metrics import names as m
@@ -179,12 +179,13 @@ class ShadowSession:
         self._worker: SynthesisWorker | None = None
 
     # ----- public API
-    def run_file(self, audio: np.ndarray, realtime: bool = False, output_device: object = None,
+    def run_file(self, audio: np.ndarray | LongAudio, realtime: bool = False, output_device: object = None,
                  play: bool = False) -> SessionFigures:  # fmt: skip
         """Shadow a recording (16 kHz mono float32) to the end; on the simulated clock unless ``realtime``."""
         if play and not realtime:
             raise ValueError("playing on a device needs the real-time clock (--realtime)")
-        audio = np.asarray(audio, np.float32).reshape(-1)
+        if isinstance(audio, np.ndarray):
+            audio = np.asarray(audio, np.float32).reshape(-1)
         asr_clock: Clock
         if realtime:
             asr_clock = tts_clock = self._clock = RealClock()
@@ -440,8 +441,8 @@ class ShadowSession:
             self._sentence_first_piece.add(piece.sentence)
             with self._lock:
                 self._snapshot.first_audio_s = ready - inputs_at
-        self.figures.piece(piece, ready, inputs_at, first_of_sentence)
         player = self._sink.player
+        self.figures.piece(piece, ready, inputs_at, first_of_sentence, computed=player is None)
         if player is None:
             start, end = self._sink.timeline.add(ready, piece.audio_s, inputs_at)
             self._played(piece, ready, inputs_at, start, end)

@@ -55,6 +55,7 @@ def rescore_with_reference_times(report: dict, word_times: list) -> None:
     report[m.EAR_VOICE_LAG_S] = aggregate(lags)
     report["ear_voice_lag_values_s"] = lags
     report[m.COMMIT_LATENCY_S] = aggregate(latencies)
+    report["commit_latency_values_s"] = latencies
     report[m.LAG_DRIFT_S] = lag_drift_s(ends, lags)
     report["source_times"] = "manifest word_times (forced alignment), matched to the spoken words"
 
@@ -87,6 +88,7 @@ def shadow_file(
         report["file"] = str(path)
         report["config"]["mode"] = "realtime" if realtime else "simulate"
         report["ear_voice_lag_values_s"] = [w[m.EAR_VOICE_LAG_S] for w in report["words"]]
+        report["commit_latency_values_s"] = [w["commit_s"] - w["source_end_s"] for w in report["words"]]
         if entry and entry.get("word_times"):
             rescore_with_reference_times(report, entry["word_times"])
         reference = entry.get("text") if entry else None

@@ -25,6 +25,7 @@ class SessionFigures:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self.keep_words = True  # per-word records in the report (a soak keeps only the figures)
         self.config: dict = {}
         self.lags: list[float] = []
         self.source_ends: list[float] = []
@@ -32,6 +33,7 @@ class SessionFigures:
         self.first_audio: list[float] = []
         self.gen: list[float] = []
         self.audio: list[float] = []
+        self.chunk_positions: list[int] = []  # each piece's chunk index in its sentence
         self.balances: list[float] = []
         self.chunks: list[tuple[float, float]] = []
         self.words: list[dict] = []
@@ -51,16 +53,21 @@ class SessionFigures:
             for record in records:
                 if len(self.commit_latencies) < MAX_WORDS:
                     self.commit_latencies.append(record.commit_s - record.source_end_s)
-                    self.committed_text.append(record.text)
+                    if self.keep_words:
+                        self.committed_text.append(record.text)
 
-    def piece(self, piece: AudioPiece, ready_s: float, inputs_at_s: float, first_of_sentence: bool) -> None:
+    def piece(
+        self, piece: AudioPiece, ready_s: float, inputs_at_s: float, first_of_sentence: bool, computed: bool = True
+    ) -> None:
+        """A piece is ready; ``computed``: playback is a computed timeline (live, ``live_balance`` says more)."""
         with self._lock:
             if first_of_sentence:
                 self.first_audio.append(ready_s - inputs_at_s)
             self.gen.append(max(ready_s - max(self._previous_ready, inputs_at_s), 0.0))
             self.audio.append(piece.audio_s)
+            self.chunk_positions.append(piece.chunk)
             self._previous_ready = ready_s
-            if self._previous_end is not None and len(self.balances) < MAX_WORDS:
+            if computed and self._previous_end is not None and len(self.balances) < MAX_WORDS:
                 self.balances.append(self._previous_end - ready_s)
 
     def live_balance(self, buffered_s: float) -> None:
@@ -92,6 +99,8 @@ class SessionFigures:
                 if len(self.lags) < MAX_WORDS and record.lag_s is not None:
                     self.lags.append(record.lag_s)
                     self.source_ends.append(record.source_end_s)
+                    if not self.keep_words:
+                        continue
                     self.spoken_text.append(record.text)
                     self.words.append({
                         "text": record.text, "sentence": record.sentence, "index": record.index,
@@ -141,5 +150,8 @@ class SessionFigures:
                 "source_times": "recognizer word timestamps (source clock)",
                 "committed_text": " ".join(self.committed_text),
                 "spoken_text": " ".join(self.spoken_text),
+                "first_audio_values_s": list(self.first_audio),
+                "time_balance_values_s": list(self.balances),
+                "pieces": {m.GEN_S: list(self.gen), m.AUDIO_S: list(self.audio), "chunk": list(self.chunk_positions)},
                 "words": list(self.words),
             }

@@ -1,0 +1,175 @@
+"""The evaluation's figures, in the style of the papers, one PNG each, axes labelled with units.
+
+- ``latency_vs_length.png``: first-audio latency against sentence length, full sentence vs incremental
+  (Ma et al. 2020, Fig. 5/7), all input available.
+- ``time_balance_by_chunk.png``: time balance by chunk position (Ma et al., Fig. 6).
+- ``gen_vs_audio_by_chunk.png``: generation time and audio time by chunk position (Ma et al., Fig. 8).
+- ``wer_vs_latency.png``: WER against commit latency for the commit policies (Liu et al. 2020, Fig. 3).
+- ``lag_over_time.png``: ear-voice lag per word over the longest recording, with its drift.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only; never a window (and never Qt from the engine)
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from engine.metrics import names as m  # noqa: E402
+from engine.metrics.shadowing import lag_drift_s  # noqa: E402
+from engine.tts.chunker import ChunkSizes  # noqa: E402
+from engine.tts.measure import run_all_input, time_balance  # noqa: E402
+from engine.tts.policies import make_policy  # noqa: E402
+from engine.tts.synthesizer import IncrementalSynthesizer  # noqa: E402
+
+log = logging.getLogger(__name__)
+
+LENGTHS = (4, 8, 12, 16, 24, 32, 40)
+DPI = 110
+
+
+def _save(fig: plt.Figure, path: Path) -> str:
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path.name
+
+
+def _tts_runs(voice, texts: list[str]) -> dict:  # noqa: ANN001 - TwoStageVoice
+    """All input available: first audio per length, and per-chunk figures of the incremental policy."""
+    words = " ".join(texts).split()
+    firsts: dict[str, dict[int, list[float]]] = {"full": defaultdict(list), "lookahead-1": defaultdict(list)}
+    chunks: dict[str, dict[int, list[float]]] = {"gen": defaultdict(list), "audio": defaultdict(list),
+                                                  "balance": defaultdict(list)}  # fmt: skip
+    for length in LENGTHS:
+        for start in range(0, max(len(words) - length, 0) + 1, max(length * 3, 24))[:3]:
+            sentence = " ".join(words[start : start + length]).rstrip(".,;:!?") + "."
+            for policy in firsts:
+                run = run_all_input(IncrementalSynthesizer(voice, make_policy(policy), ChunkSizes()), [sentence])
+                if not run.ready_s:
+                    continue
+                firsts[policy][length].append(run.ready_s[0])
+                if policy == "lookahead-1" and length >= 24:
+                    for i, (g, a) in enumerate(zip(run.gen_s(), run.audio_s(), strict=True)):
+                        chunks["gen"][i].append(g)
+                        chunks["audio"][i].append(a)
+                    for i, b in enumerate(time_balance(run.gen_s(), run.audio_s()), 1):
+                        chunks["balance"][i].append(b)
+    return {"firsts": firsts, "chunks": chunks}
+
+
+def latency_vs_length(out: Path, runs: dict) -> str:
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for policy, style in (("full", "s-"), ("lookahead-1", "o-")):
+        data = runs["firsts"][policy]
+        xs = sorted(data)
+        ax.plot(xs, [np.median(data[x]) for x in xs], style, label=policy)
+    ax.set_xlabel("sentence length (words)")
+    ax.set_ylabel("first-audio latency (s)")
+    ax.set_title("Latency vs input length, all input available")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    return _save(fig, out / "latency_vs_length.png")
+
+
+def _by_position(ax, data: dict[int, list[float]], label: str, style: str) -> None:  # noqa: ANN001
+    xs = sorted(data)
+    if not xs:
+        return
+    med = [np.median(data[x]) for x in xs]
+    lo = [np.min(data[x]) for x in xs]
+    hi = [np.max(data[x]) for x in xs]
+    ax.plot(xs, med, style, label=label)
+    ax.fill_between(xs, lo, hi, alpha=0.15)
+
+
+def time_balance_by_chunk(out: Path, runs: dict) -> str:
+    fig, ax = plt.subplots(figsize=(6, 4))
+    _by_position(ax, runs["chunks"]["balance"], "lookahead-1 (median, range)", "o-")
+    ax.axhline(0, color="k", lw=0.8)
+    ax.set_xlabel("chunk position in the sentence")
+    ax.set_ylabel("time balance (s)")
+    ax.set_title("Time balance by chunk (> 0: gapless)")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    return _save(fig, out / "time_balance_by_chunk.png")
+
+
+def gen_vs_audio_by_chunk(out: Path, runs: dict) -> str:
+    fig, ax = plt.subplots(figsize=(6, 4))
+    _by_position(ax, runs["chunks"]["audio"], "audio time", "o-")
+    _by_position(ax, runs["chunks"]["gen"], "generation time", "s-")
+    ax.set_xlabel("chunk position in the sentence")
+    ax.set_ylabel("time (s)")
+    ax.set_title("Generation vs audio time by chunk (lookahead-1)")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    return _save(fig, out / "gen_vs_audio_by_chunk.png")
+
+
+def wer_vs_latency(out: Path, results: dict) -> str:
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name, r in results.items():
+        latency = r[m.COMMIT_LATENCY_S]["median"]
+        if latency is None:
+            continue
+        ax.plot(latency, r[m.WER_COMMITTED], "o")
+        ax.annotate(name, (latency, r[m.WER_COMMITTED]), textcoords="offset points", xytext=(4, 4), fontsize=7)
+    ax.set_xlabel("commit latency, median (s)")
+    ax.set_ylabel("WER of committed words")
+    ax.set_title("Accuracy vs latency of the commit policies")
+    ax.grid(alpha=0.3)
+    return _save(fig, out / "wer_vs_latency.png")
+
+
+def lag_over_time(out: Path, words: list[tuple[float, float]], title: str, name: str = "lag_over_time.png") -> str:
+    fig, ax = plt.subplots(figsize=(7, 4))
+    if words:
+        x, y = (np.asarray(v) for v in zip(*words, strict=True))
+        ax.plot(x, y, ".", ms=4, label="ear-voice lag per word")
+        drift = lag_drift_s(x, y)
+        if drift is not None:
+            slope, intercept = np.polyfit(x / 60.0, y, 1)
+            ax.plot(x, intercept + slope * x / 60.0, "r-", label=f"drift {drift:+.3f} s/min")
+        ax.legend()
+    ax.set_xlabel("source time (s)")
+    ax.set_ylabel("ear-voice lag (s)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    return _save(fig, out / name)
+
+
+def write_all(out: Path, report: dict, lags: dict, models, entries: list[dict]) -> list[str]:  # noqa: ANN001
+    runs = _tts_runs(models.voice, [e["text"].lower() for e in entries])
+    files = [latency_vs_length(out, runs), time_balance_by_chunk(out, runs), gen_vs_audio_by_chunk(out, runs),
+             wer_vs_latency(out, report["results"])]  # fmt: skip
+    name = "lookahead-1+la2" if "lookahead-1+la2" in lags else next(iter(lags))
+    files.append(lag_over_time(out, lags[name]["words"], f"Ear-voice lag over {lags[name]['id']} ({name})"))
+    return files
+
+
+def _series(out: Path, points: list[tuple[float, float]], ylabel: str, title: str, name: str) -> str:
+    fig, ax = plt.subplots(figsize=(7, 4))
+    if points:
+        x, y = (np.asarray(v) for v in zip(*points, strict=True))
+        ax.plot(x / 60.0, y, ".", ms=2)
+    ax.set_xlabel("session time (min)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    return _save(fig, out / name)
+
+
+def write_soak(
+    out: Path, lags: list[tuple[float, float]], steps: list[tuple[float, float]], memory: list[tuple[float, float]]
+) -> list[str]:
+    return [
+        lag_over_time(out, lags, "Ear-voice lag over the soak", "soak_lag.png"),
+        _series(out, steps, "recognizer step cost (s)", "Recognizer step cost over the soak", "soak_step_cost.png"),
+        _series(out, memory, "resident memory (MB)", "Process memory over the soak", "soak_memory.png"),
+    ]

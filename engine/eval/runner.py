@@ -1,0 +1,156 @@
+"""``liveshadow eval``: every recording of a manifest through the pipeline for each TTS × commit policy.
+
+Writes ``report.json`` (per recording and aggregated per configuration, METRICS.md names), ``report.csv`` (one row
+per recording and configuration) and the plots (``engine/eval/plots.py``). Word times of the reference come from the
+manifest's forced alignment where it has them, else from an offline recognition of the recording; the report
+says which for every recording.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import jiwer
+import numpy as np
+
+from engine.asr.bench import load_manifest
+from engine.asr.offline import transcribe_long
+from engine.asr.report import wer
+from engine.asr.words import normalize_text
+from engine.audio.io import load_audio
+from engine.metrics import aggregate, machine_info
+from engine.metrics import names as m
+from engine.metrics.jsonsafe import json_safe
+from engine.metrics.shadowing import lag_drift_s
+from engine.pipeline.config import ShadowConfig
+from engine.pipeline.models import Models
+from engine.pipeline.shadow import shadow_file
+
+log = logging.getLogger(__name__)
+
+TTS_POLICIES = ("full", "naive", "lookahead-0", "lookahead-1", "lookahead-2")
+COMMIT_POLICIES = ("la2", "hold2", "waitk", "offline")
+CSV_FIELDS = (
+    "id", "tts_policy", "commit", "duration_s", "reference_times", m.FIRST_AUDIO_S, m.COMPUTE_RATIO,
+    "time_balance_min", m.UNDERRUNS, m.GAP_S, m.STARVED_S, "commit_latency_median_s", "commit_latency_p90_s",
+    m.WER_COMMITTED, m.WER_OFFLINE, "ear_voice_lag_median_s", "ear_voice_lag_p90_s", m.CHUNK_DELAY_S,
+    m.LAG_DRIFT_S, m.WER_SPOKEN,
+)  # fmt: skip
+
+
+def tts_config(name: str) -> dict:
+    """``lookahead-K`` → policy and k; ``full`` and ``naive`` as they are."""
+    if name.startswith("lookahead-") and name[10:].isdigit():
+        return {"tts_policy": "lookahead", "k": int(name[10:])}
+    if name in ("full", "naive"):
+        return {"tts_policy": name}
+    raise ValueError(f"unknown TTS policy {name!r} (one of {', '.join(TTS_POLICIES)})")
+
+
+def _row(entry: dict, tts: str, commit: str, report: dict, wer_offline: float, reference_times: str) -> dict:
+    lag, latency = report[m.EAR_VOICE_LAG_S], report[m.COMMIT_LATENCY_S]
+    return {
+        "id": entry["id"], "tts_policy": tts, "commit": commit, "duration_s": report.get("audio_s_heard"),
+        "reference_times": reference_times, m.FIRST_AUDIO_S: report[m.FIRST_AUDIO_S]["median"],
+        m.COMPUTE_RATIO: report[m.COMPUTE_RATIO]["median"], "time_balance_min": report[m.TIME_BALANCE]["min"],
+        m.UNDERRUNS: report[m.UNDERRUNS], m.GAP_S: report[m.GAP_S], m.STARVED_S: report[m.STARVED_S],
+        "commit_latency_median_s": latency["median"], "commit_latency_p90_s": latency["p90"],
+        m.WER_COMMITTED: report[m.WER_COMMITTED], m.WER_OFFLINE: wer_offline,
+        "ear_voice_lag_median_s": lag["median"], "ear_voice_lag_p90_s": lag["p90"],
+        m.CHUNK_DELAY_S: report[m.CHUNK_DELAY_S], m.LAG_DRIFT_S: report[m.LAG_DRIFT_S],
+        m.WER_SPOKEN: report[m.WER_SPOKEN],
+    }  # fmt: skip
+
+
+def _aggregate(reports: list[dict], entries: list[dict], offline_texts: dict[str, str]) -> dict:
+    refs = [normalize_text(e["text"]) for e in entries]
+    pieces = [(g, a, c) for r in reports for g, a, c in zip(*r["pieces"].values(), strict=True)]
+    return {
+        m.FIRST_AUDIO_S: aggregate([x for r in reports for x in r["first_audio_values_s"]]),
+        m.COMPUTE_RATIO: aggregate([g / a for g, a, _ in pieces if a > 0]),
+        m.TIME_BALANCE: aggregate([x for r in reports for x in r["time_balance_values_s"]]),
+        m.UNDERRUNS: sum(r[m.UNDERRUNS] for r in reports),
+        m.GAP_S: sum(r[m.GAP_S] for r in reports),
+        m.STARVED_S: sum(r[m.STARVED_S] for r in reports),
+        m.COMMIT_LATENCY_S: aggregate([x for r in reports for x in r["commit_latency_values_s"]]),
+        m.WER_COMMITTED: float(jiwer.wer(refs, [normalize_text(r["committed_text"]) for r in reports])),
+        m.WER_OFFLINE: float(jiwer.wer(refs, [normalize_text(offline_texts[e["id"]]) for e in entries])),
+        m.EAR_VOICE_LAG_S: aggregate([x for r in reports for x in r["ear_voice_lag_values_s"]]),
+        m.CHUNK_DELAY_S: aggregate([r[m.CHUNK_DELAY_S] for r in reports if r[m.CHUNK_DELAY_S] is not None]),
+        m.LAG_DRIFT_S: {e["id"]: r[m.LAG_DRIFT_S] for e, r in zip(entries, reports, strict=True)},
+        m.WER_SPOKEN: float(jiwer.wer(refs, [normalize_text(r.get("spoken_recognized_text") or "") for r in reports])),
+    }
+
+
+def run_eval(
+    manifest: Path,
+    out_dir: Path,
+    tts_policies: Sequence[str] = TTS_POLICIES,
+    commits: Sequence[str] = COMMIT_POLICIES,
+    progress: Callable[[str], None] | None = None,
+    models: Models | None = None,
+) -> dict:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    configs = {f"{t}+{c}": (t, c, ShadowConfig(commit=c, **tts_config(t))) for t in tts_policies for c in commits}
+    entries = load_manifest(manifest)
+    if not entries:
+        raise ValueError(f"{manifest} lists no recordings")
+    models = models or Models.load(ShadowConfig())
+    offline_texts, reference_times, prepared = {}, {}, []
+    for entry in entries:
+        words = transcribe_long(models.backend, load_audio(entry["path"]))
+        offline_texts[entry["id"]] = " ".join(w.text for w in words)
+        if entry.get("word_times"):
+            reference_times[entry["id"]] = "manifest forced alignment"
+            prepared.append(entry)
+        else:
+            reference_times[entry["id"]] = "offline recognition word times"
+            prepared.append({**entry, "word_times": [[w.text, w.start_s, w.end_s] for w in words]})
+    results, recordings, rows, lags = {}, {}, [], {}
+    total = len(configs) * len(entries)
+    done = 0
+    for name, (tts, commit, config) in configs.items():
+        reports = []
+        for entry in prepared:
+            done += 1
+            if progress:
+                progress(f"{done}/{total} {name} {entry['id']}")
+            report = shadow_file(entry["path"], config, models, entry=entry)
+            reports.append(report)
+            wer_offline = wer(entry["text"], offline_texts[entry["id"]])
+            rows.append(_row(entry, tts, commit, report, wer_offline, reference_times[entry["id"]]))
+        results[name] = _aggregate(reports, entries, offline_texts)
+        recordings[name] = {e["id"]: r for e, r in zip(entries, rows[-len(entries) :], strict=True)}
+        longest = max(range(len(entries)), key=lambda i: reports[i].get("audio_s_heard") or 0)
+        lags[name] = {
+            "id": entries[longest]["id"],
+            "words": [(w["source_end_s"], w[m.EAR_VOICE_LAG_S]) for w in reports[longest]["words"]],
+            "pieces": reports[longest]["pieces"],
+        }
+    report = {
+        "eval": "shadow", "machine": machine_info(), "manifest": str(manifest),
+        "config": {"tts_policies": list(tts_policies), "commits": list(commits), "defaults": ShadowConfig().__dict__,
+                   "mode": "simulate"},
+        "reference_times": reference_times, "results": results, "recordings": recordings,
+    }  # fmt: skip
+    (out_dir / "report.json").write_text(json.dumps(json_safe(report), indent=1), encoding="utf-8")
+    with open(out_dir / "report.csv", "w", newline="", encoding="utf-8") as stream:
+        writer = csv.DictWriter(stream, fieldnames=CSV_FIELDS)
+        writer.writeheader()
+        writer.writerows(json_safe(rows))
+    from engine.eval import plots
+
+    report["plots"] = plots.write_all(out_dir, report, lags, models, entries)
+    (out_dir / "report.json").write_text(json.dumps(json_safe(report), indent=1), encoding="utf-8")
+    return report
+
+
+def drift_of(words: list[tuple[float, float]]) -> float | None:
+    if not words:
+        return None
+    x, y = zip(*words, strict=True)
+    return lag_drift_s(np.asarray(x), np.asarray(y))

@@ -1,0 +1,105 @@
+"""``liveshadow eval --soak MINUTES``: one long session over real recordings played back to back, with pauses.
+
+On the compute-aware clock it runs faster than real time while reporting what a live session of that length
+would see: whether the ear-voice lag drifts, whether the recognizer's step cost grows, and the process's memory.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import psutil
+
+from engine.asr.bench import load_manifest
+from engine.audio.io import load_audio
+from engine.eval.joined import JoinedRecordings
+from engine.metrics import aggregate, machine_info
+from engine.metrics import names as m
+from engine.metrics.jsonsafe import json_safe
+from engine.pipeline.config import ShadowConfig
+from engine.pipeline.models import Models
+from engine.pipeline.session import ShadowSession
+
+log = logging.getLogger(__name__)
+
+WINDOWS = 6  # the session is summarized in this many equal parts
+RSS_EVERY_S = 1.0
+
+
+def _windows(times: list[float], values: list[float], total_s: float) -> list[dict]:
+    edges = np.linspace(0, total_s, WINDOWS + 1)
+    t, v = np.asarray(times), np.asarray(values)
+    out = []
+    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+        part = v[(t >= lo) & (t < hi)]
+        out.append({"from_s": float(lo), "to_s": float(hi), **aggregate(part.tolist())})
+    return out
+
+
+def run_soak(
+    minutes: float,
+    manifest: Path,
+    out_dir: Path,
+    pause_s: float = 2.0,
+    progress: Callable[[str], None] | None = None,
+    models: Models | None = None,
+) -> dict:
+    if minutes <= 0:
+        raise ValueError(f"the soak needs a positive length, not {minutes} minutes")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    entries = load_manifest(manifest)
+    source = JoinedRecordings([load_audio(e["path"]) for e in entries], minutes * 60.0, pause_s)
+    config = ShadowConfig()
+    models = models or Models.load(config)
+    session = ShadowSession(config, models)
+    session.figures.keep_words = False
+    process = psutil.Process()
+    memory: list[tuple[float, float]] = []
+    done = threading.Event()
+
+    def sample() -> None:
+        last_report = -60.0
+        while not done.wait(RSS_EVERY_S):
+            at = session.snapshot().session_s
+            memory.append((at, process.memory_info().rss / 1e6))
+            if progress and at - last_report >= 60:
+                progress(f"{at / 60:.0f} of {minutes:g} minutes")
+                last_report = at
+
+    sampler = threading.Thread(target=sample, name="soak-memory", daemon=True)
+    sampler.start()
+    try:
+        figures = session.run_file(source)
+    finally:
+        done.set()
+        sampler.join()
+    if session.error:
+        raise RuntimeError(session.error)
+    total = source.size / 16000
+    run = session.asr_run
+    steps = (run.step_at_s, run.step_compute_s) if run else ([], [])
+    lags = (figures.source_ends, figures.lags)
+    tenth = max(len(memory) // 10, 1)
+    rss = [r for _, r in memory]
+    report = {
+        "soak": "shadow", "machine": machine_info(), "config": {**config.__dict__, "minutes": minutes,
+        "pause_s": pause_s, "recordings": len(entries), "mode": "simulate"},
+        m.LAG_DRIFT_S: figures.report()[m.LAG_DRIFT_S],
+        m.EAR_VOICE_LAG_S: aggregate(figures.lags), m.UNDERRUNS: figures.underruns(),
+        "lag_by_window": _windows(*lags, total), "step_cost_by_window": _windows(*steps, total),
+        "rss_mb": {"first_tenth_median": float(np.median(rss[:tenth])) if rss else None,
+                   "last_tenth_median": float(np.median(rss[-tenth:])) if rss else None,
+                   "peak": max(rss, default=None)},
+        "words_spoken": len(figures.lags),
+    }  # fmt: skip
+    (out_dir / "soak.json").write_text(json.dumps(json_safe(report), indent=1), encoding="utf-8")
+    from engine.eval import plots
+
+    report["plots"] = plots.write_soak(out_dir, list(zip(*lags, strict=True)), list(zip(*steps, strict=True)), memory)
+    (out_dir / "soak.json").write_text(json.dumps(json_safe(report), indent=1), encoding="utf-8")
+    return report

@@ -1,0 +1,100 @@
+"""The evaluation: every file and field on a two-recording manifest, a short soak, joined input, bad input."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtGui import QImage
+
+from engine.eval.joined import JoinedRecordings
+from engine.eval.runner import CSV_FIELDS, run_eval
+from engine.eval.soak import run_soak
+from engine.metrics import names as m
+
+TWO = ("ls_61-70968-0000", "librivox_ss_0870")  # one without and one with forced-alignment word times
+PLOTS = ("latency_vs_length.png", "time_balance_by_chunk.png", "gen_vs_audio_by_chunk.png", "wer_vs_latency.png",
+         "lag_over_time.png")  # fmt: skip
+EVAL_FIELDS = (
+    m.FIRST_AUDIO_S, m.COMPUTE_RATIO, m.TIME_BALANCE, m.UNDERRUNS, m.STARVED_S, m.COMMIT_LATENCY_S,
+    m.WER_COMMITTED, m.WER_OFFLINE, m.EAR_VOICE_LAG_S, m.CHUNK_DELAY_S, m.LAG_DRIFT_S, m.WER_SPOKEN,
+)  # fmt: skip
+
+
+@pytest.fixture
+def two_manifest(tmp_path: Path, speech_manifest, speech_dir: Path) -> Path:
+    path = tmp_path / "manifest.jsonl"
+    lines = [
+        json.dumps({**e, "wav": str(speech_dir / e["wav"])}) for name in TWO for e in speech_manifest if e["id"] == name
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_joined_recordings_read_like_one_long_array() -> None:
+    a, b = np.arange(1, 6, dtype=np.float32), -np.arange(1, 4, dtype=np.float32)
+    joined = JoinedRecordings([a, b], total_s=30 / 16000, pause_s=2 / 16000)
+    whole = np.tile(np.concatenate([a, [0, 0], b, [0, 0]]), 3)[:30].astype(np.float32)
+    assert joined.size == 30
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        lo, hi = sorted(rng.integers(0, 31, 2))
+        assert np.array_equal(joined[lo:hi], whole[lo:hi])
+
+
+def _valid_png(path: Path) -> None:
+    image = QImage(str(path))
+    assert image.width() > 300 and image.height() > 200, path.name
+
+
+def test_eval_writes_every_file_with_every_field(two_manifest: Path, tmp_path: Path, shadow_models) -> None:
+    out = tmp_path / "eval"
+    report = run_eval(two_manifest, out, ["full", "lookahead-1"], ["la2", "offline"], models=shadow_models)
+    assert sorted(report["results"]) == ["full+la2", "full+offline", "lookahead-1+la2", "lookahead-1+offline"]
+    for results in report["results"].values():
+        assert all(field in results for field in EVAL_FIELDS)
+        assert results[m.EAR_VOICE_LAG_S]["n"] > 20 and results[m.WER_SPOKEN] < 0.6
+    assert report["reference_times"] == {TWO[0]: "offline recognition word times", TWO[1]: "manifest forced alignment"}
+    full, incremental = report["results"]["full+la2"], report["results"]["lookahead-1+la2"]
+    assert incremental[m.EAR_VOICE_LAG_S]["median"] < full[m.EAR_VOICE_LAG_S]["median"]  # the point of it all
+    offline = report["results"]["lookahead-1+offline"][m.COMMIT_LATENCY_S]["median"]
+    assert incremental[m.COMMIT_LATENCY_S]["median"] < offline
+    saved = json.loads((out / "report.json").read_text())
+    assert saved["results"].keys() == report["results"].keys() and len(saved["plots"]) == len(PLOTS)
+    with open(out / "report.csv", newline="") as stream:
+        rows = list(csv.DictReader(stream))
+    assert len(rows) == 8 and tuple(rows[0].keys()) == CSV_FIELDS
+    assert all(row[m.WER_SPOKEN] != "" and row["ear_voice_lag_median_s"] != "" for row in rows)
+    for name in PLOTS:
+        _valid_png(out / name)
+
+
+def test_short_soak_reports_drift_cost_and_memory(two_manifest: Path, tmp_path: Path, shadow_models) -> None:
+    out = tmp_path / "soak"
+    report = run_soak(0.5, two_manifest, out, pause_s=1.0, models=shadow_models)
+    assert report["words_spoken"] > 40 and report[m.UNDERRUNS] >= 0
+    assert report[m.LAG_DRIFT_S] is not None and abs(report[m.LAG_DRIFT_S]) < 5
+    assert len(report["lag_by_window"]) == 6 and len(report["step_cost_by_window"]) == 6
+    assert report["rss_mb"]["peak"] >= report["rss_mb"]["first_tenth_median"] > 100
+    assert json.loads((out / "soak.json").read_text())["config"]["minutes"] == 0.5
+    for name in ("soak_lag.png", "soak_step_cost.png", "soak_memory.png"):
+        _valid_png(out / name)
+
+
+@pytest.mark.parametrize(
+    ("args", "text"),
+    [
+        (["eval", "missing.jsonl", "--out", "x"], "manifest not found"),
+        (["eval", "--out", "x", "--tts-policies", "lookahead-x"], "unknown TTS policy"),
+        (["eval", "--out", "x", "--commit", "la2,sometimes"], "sometimes"),
+    ],
+)
+def test_eval_bad_input(args: list[str], text: str, tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "engine.cli", *args], capture_output=True, text=True,
+                            timeout=60, cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 2 and text in result.stderr
