@@ -12,6 +12,7 @@ import numpy as np
 
 from engine.metrics import aggregate, machine_info
 from engine.metrics import names as m
+from engine.pipeline.keys import SentenceKeys
 from engine.tts.chunker import ChunkSizes
 from engine.tts.frontend import ends_sentence, split_words
 from engine.tts.measure import gen_times
@@ -94,20 +95,19 @@ def speak(batches: Iterable[Sequence[str]], options: SpeakOptions) -> SpeakResul
     worker = SynthesisWorker(synthesizer, on_piece, errors.append)
     arrivals: dict[tuple[int, int], float] = {}
     completed: dict[int, float] = {}
-    sentence, index = 0, 0
+    keys = SentenceKeys()  # the (sentence, index) the synthesizer gives each word
     try:
         for batch in batches:
             words = [t for w in batch for t in split_words(w)]
             now = time.perf_counter() - t0
             for word in words:
-                arrivals[(sentence, index)] = now
-                index += 1
-                if ends_sentence(word):
-                    completed[sentence] = now
-                    sentence, index = sentence + 1, 0
+                for token, key in keys.tokens(word):
+                    arrivals[key] = now
+                    if ends_sentence(token):
+                        completed[key[0]] = now
             if words:
                 worker.feed(words)
-        completed.setdefault(sentence, time.perf_counter() - t0)
+        completed.setdefault(keys.sentence, time.perf_counter() - t0)
         worker.flush()
         worker.wait_idle()
     finally:
