@@ -162,8 +162,6 @@ class ShadowSession:
         self._keys = SentenceKeys()
         self._last_hint: list[str] = []
         self._records: dict[tuple[int, int], WordRecord] = {}  # committed, not yet spoken
-        self._sentence_done: dict[int, float] = {}  # sentence → when its last word arrived (or flush)
-        self._sentence_first_piece: set[int] = set()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._cancel = threading.Event()
@@ -312,11 +310,7 @@ class ShadowSession:
         try:
             self.asr_run = source(self._on_step)
             if not self._cancel.is_set() and self._worker is not None:
-                done_at = clock.now()
-                closed = self._keys.end_sentence()
-                if closed is not None:
-                    self._sentence_done.setdefault(closed, done_at)
-                self._worker.flush(at_s=done_at)
+                self._worker.flush(at_s=clock.now())
         except Exception as exc:  # a device that went away, a model that failed: keep what we have
             log.exception("the recognizer stopped")
             self._fail(f"recognition stopped: {exc}")
@@ -390,8 +384,6 @@ class ShadowSession:
                 record = WordRecord(sentence, index, token, word.start_s + origin, word.end_s + origin, word.commit_s)
                 records.append(record)
                 tokens.append(token)
-            if self._keys.index == 0 and self._keys.sentence > 0:  # the word closed its sentence
-                self._sentence_done.setdefault(self._keys.sentence - 1, word.commit_s)
         if records:
             with self._lock:
                 for record in records:
@@ -411,34 +403,21 @@ class ShadowSession:
             self._last_hint = hint
         self.listener.on_tentative([w.text for w in step.tentative])
 
-    def _inputs_at(self, piece: AudioPiece) -> float:
-        """When the words this piece needed had all arrived.
-
-        The worker handles commands in order and makes every piece as soon as its words are there, so a piece
-        made while handling a command needed that command's words (the synthesizer also holds back a sentence's
-        last word until the next one shows it cannot merge, which ``needs_word`` alone would miss).
-        """
-        worker = self._worker
-        at = worker.command_time() if worker is not None else None
-        if at is not None:
-            return at
-        with self._lock:
-            record = self._records.get((piece.sentence, piece.needs_word))
-        at = record.commit_s if record is not None else 0.0
-        if piece.needs_sentence_end:
-            at = max(at, self._sentence_done.get(piece.sentence, at))
-        return at
-
     def _on_piece(self, piece: AudioPiece) -> None:
         if self._cancel.is_set():
             return
         worker = self._worker
-        ready = worker.piece_time() if worker is not None else None
+        assert worker is not None
+        ready = worker.piece_time()
         ready = self._clock.now() if ready is None else ready
-        inputs_at = self._inputs_at(piece)
-        first_of_sentence = piece.sentence not in self._sentence_first_piece
+        # When the words this piece needed had all arrived: the worker handles commands in order and makes every
+        # piece as soon as its words are there, so a piece made while handling a command needed that command's
+        # words (every command the session sends carries its time). ``needs_word`` alone would miss that the
+        # synthesizer holds a sentence's last word back until the next one shows it cannot merge.
+        inputs_at = worker.command_time()
+        inputs_at = ready if inputs_at is None else inputs_at
+        first_of_sentence = piece.chunk == 0
         if first_of_sentence:
-            self._sentence_first_piece.add(piece.sentence)
             with self._lock:
                 self._snapshot.first_audio_s = ready - inputs_at
         player = self._sink.player

@@ -46,7 +46,6 @@ class SessionFigures:
         self._previous_ready = 0.0
         self._previous_end: float | None = None
         self.asr_figures: dict = {}
-        self.extra: dict = {}
 
     def committed(self, records: list[WordRecord]) -> None:
         with self._lock:
@@ -146,7 +145,6 @@ class SessionFigures:
                 m.STARVED_S: self.starved_s,
                 "sentence_pause_s": self.pause_s,
                 **self.asr_figures,
-                **self.extra,
                 "source_times": "recognizer word timestamps (source clock)",
                 "committed_text": " ".join(self.committed_text),
                 "spoken_text": " ".join(self.spoken_text),

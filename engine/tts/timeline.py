@@ -33,7 +33,6 @@ class PlaybackTimeline:
         self.keep = keep
         self.epsilon = epsilon
         self.end_s: float | None = None  # when the audio queued so far stops playing
-        self.last_balance_s: float | None = None
 
     def add(self, ready_s: float, audio_s: float, inputs_at_s: float) -> tuple[float, float]:
         """``inputs_at_s``: when everything the piece needed had arrived. Returns (play start, play end)."""
@@ -42,9 +41,8 @@ class PlaybackTimeline:
         if end is None:
             start = ready_s
         else:
-            self.last_balance_s = end - ready_s
             if self.keep:
-                t.time_balance.append(self.last_balance_s)
+                t.time_balance.append(end - ready_s)
             start = max(ready_s, end)
             gap = start - end
             if gap > self.epsilon:
