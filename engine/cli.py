@@ -147,7 +147,7 @@ def _shadow_config(args: argparse.Namespace):  # noqa: ANN202 - ShadowConfig, im
         backend=args.backend, model=args.model, commit=args.commit, tts_policy=args.policy, k=args.k,
         first_chunk=args.first_chunk, chunk=args.chunk, voice=args.voice, echo_guard=args.echo_guard,
         input_device=_device(args.input), output_device=_device(args.output), voice_rate=args.voice_rate,
-        tentative_lookahead=not args.final_lookahead,
+        tentative_lookahead=not args.final_lookahead, hurry_below_s=args.hurry,
     )  # fmt: skip
 
 
@@ -416,6 +416,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="lookahead from final (committed) words only, not the recognizer's tentative ones",
     )
+    shadow.add_argument("--hurry", type=float, default=1.0, metavar="SECONDS",
+                        help="with less voice than this left mid-sentence, speak without waiting for lookahead "
+                             "(1.0; 0 = never)")  # fmt: skip
     shadow.add_argument("--echo-guard", choices=("off", "gate"), default="off",
                         help="gate: ignore the microphone while the voice plays (for speakers)")  # fmt: skip
     shadow.add_argument("--out", metavar="WAV", help="write the voice here, placed at its play times")

@@ -114,12 +114,13 @@ def test_session_settings_persist(qtbot, virtual_audio) -> None:
     panel.voice_rate.setValue(1.1)
     panel.echo_guard.setCurrentText("gate")
     panel.tentative_lookahead.setChecked(False)
+    panel.hurry.setValue(0.6)
     first.close()
     second = MainWindow()
     qtbot.addWidget(second)
     config = second.settings_panel.config(None, None)
     assert (config.commit, config.k, config.voice_rate, config.echo_guard) == ("hold2", 2, pytest.approx(1.1), "gate")
-    assert not config.tentative_lookahead
+    assert not config.tentative_lookahead and config.hurry_below_s == pytest.approx(0.6)
     assert not second.headphones.isVisible()  # the warning is for speakers without the guard
 
 

@@ -16,6 +16,8 @@ from engine.eval.joined import JoinedRecordings
 from engine.eval.runner import CSV_FIELDS, run_eval
 from engine.eval.soak import run_soak
 from engine.metrics import names as m
+from engine.metrics.jsonsafe import json_safe
+from engine.pipeline.bench import format_table, run_bench
 
 TWO = ("ls_61-70968-0000", "librivox_ss_0870")  # one without and one with forced-alignment word times
 PLOTS = ("latency_vs_length.png", "time_balance_by_chunk.png", "gen_vs_audio_by_chunk.png", "wer_vs_latency.png",
@@ -86,9 +88,23 @@ def test_short_soak_reports_drift_cost_and_memory(two_manifest: Path, tmp_path: 
         _valid_png(out / name)
 
 
+def test_bench_shadow_reports_the_evaluation_figures(two_manifest: Path, shadow_models) -> None:
+    report = run_bench(two_manifest, progress=lambda text: None, models=shadow_models)
+    figures = report["results"]["default"]
+    assert all(field in figures for field in EVAL_FIELDS if field != m.WER_OFFLINE)
+    assert sorted(report["per_recording"]) == sorted(TWO)
+    assert figures[m.EAR_VOICE_LAG_S]["n"] > 20 and 0.3 < figures[m.EAR_VOICE_LAG_S]["median"] < 6
+    assert 0 < figures[m.COMMIT_LATENCY_S]["median"] < figures[m.EAR_VOICE_LAG_S]["median"]
+    assert figures[m.WER_COMMITTED] < 0.4 and figures[m.WER_SPOKEN] < 0.6
+    table = format_table(report)
+    assert "ear_voice_lag_s median" in table and "2 recordings" in table
+    json.dumps(json_safe(report), allow_nan=False)  # what --json prints
+
+
 @pytest.mark.parametrize(
     ("args", "text"),
     [
+        (["bench", "shadow", "--manifest", "missing.jsonl"], "manifest not found"),
         (["eval", "missing.jsonl", "--out", "x"], "manifest not found"),
         (["eval", "--out", "x", "--tts-policies", "lookahead-x"], "unknown TTS policy"),
         (["eval", "--out", "x", "--commit", "la2,sometimes"], "sometimes"),

@@ -69,3 +69,27 @@ def test_cancel_stops_within_one_chunk(voice: TwoStageVoice) -> None:
     assert worker.wait_idle(60)
     assert [w.text for w in pieces[-1].words] == ["Fresh", "start."]
     worker.close()
+
+
+@pytest.mark.parametrize("in_hand", [0.2, 5.0])
+def test_worker_hurries_only_when_the_voice_runs_low(voice: TwoStageVoice, in_hand: float) -> None:
+    pieces = []
+    worker = SynthesisWorker(
+        IncrementalSynthesizer(voice, make_policy("lookahead-1")), pieces.append,
+        audio_in_hand=lambda now: in_hand, hurry_below_s=1.0,
+    )  # fmt: skip
+    words = TEXT.split()
+    for word in words[:-1]:
+        worker.feed([word])
+        worker.tick()  # nothing new: only a chance to hurry
+    assert worker.wait_idle(60)
+    if in_hand < 1.0:  # every word fed so far is synthesized (its last frames may be held for the seam)
+        assert worker.hurried > 0 and any(p.hurried for p in pieces)
+        assert [w.text for p in pieces for w in p.words] in (words[:-1], words[:-2])
+    else:
+        assert worker.hurried == 0 and not any(p.hurried for p in pieces)
+    worker.feed(words[-1:])
+    worker.flush()
+    assert worker.wait_idle(60)
+    worker.close()
+    assert [w.text for p in pieces for w in p.words] == words  # each word once, in order, either way

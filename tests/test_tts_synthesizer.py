@@ -156,3 +156,31 @@ def test_wrong_hints_never_lose_or_repeat_a_word(voice: TwoStageVoice) -> None:
     assert spoken == list(enumerate(words))  # each word once, in order; hint words never spoken
     audio = np.concatenate([p.samples for p in pieces])
     assert np.isfinite(audio).all() and audio.size > voice.sample_rate
+
+
+def test_hurry_speaks_final_chunks_without_their_lookahead(voice: TwoStageVoice) -> None:
+    words = HINTED.split()
+    synthesizer = IncrementalSynthesizer(voice, make_policy("lookahead-1"))
+    assert synthesizer.hurry() == []  # nothing fed: nothing to do
+    pieces, hurried_at = [], None
+    for i, word in enumerate(words):
+        pieces.extend(synthesizer.feed([word]))
+        if pieces and hurried_at is None:
+            made = synthesizer.hurry()  # the first chunk has played: the next goes without waiting
+            if made:
+                hurried_at = i
+                assert all(p.hurried for p in made) and not any(p.hurried for p in pieces)
+                pieces.extend(made)
+                spoken = [w.text for p in pieces for w in p.words]
+                assert spoken[:i] == words[:i] and len(spoken) <= i + 1  # the last word's end may be held (δ frames)
+                assert synthesizer.hurry() == []  # every word fed has been synthesized
+    pieces.extend(synthesizer.flush())
+    assert hurried_at is not None
+    assert [(w.index, w.text) for p in pieces for w in p.words] == list(enumerate(words))  # once each, in order
+    assert sum(p.hurried for p in pieces) >= 1 and not pieces[0].hurried
+
+
+def test_hurry_never_starts_a_sentence(voice: TwoStageVoice) -> None:
+    synthesizer = IncrementalSynthesizer(voice, make_policy("lookahead-1"))
+    synthesizer.feed(HINTED.split()[:8])  # enough for a first chunk, not for its lookahead
+    assert synthesizer.hurry() == []  # the silence before a sentence's first chunk is a pause, not a gap

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from engine.tts.measure import time_balance
-from engine.tts.timeline import simulate_playback
+from engine.tts.timeline import GapCounts, simulate_playback
 
 
 def test_gapless_when_every_piece_is_ready_in_time() -> None:
@@ -27,3 +27,11 @@ def test_slow_compute_is_an_underrun_and_waiting_for_words_is_starvation() -> No
     assert t.underruns == 1 and t.gap_s == pytest.approx(0.5)
     assert t.starved_s == pytest.approx(1.2)
     assert t.end_s[-1] == pytest.approx(4.2)
+
+
+def test_gap_counts_sorts_silences_by_cause() -> None:
+    gaps = GapCounts()
+    gaps.add(0.2, gap_start_s=5.0, inputs_at_s=4.9)  # words were in: compute
+    gaps.add(0.5, gap_start_s=6.0, inputs_at_s=6.3)  # words came after the voice ran out: the speaker
+    gaps.add(0.7, gap_start_s=8.0, inputs_at_s=7.0, sentence_start=True)  # a new sentence
+    assert (gaps.underruns, gaps.gap_s, gaps.starved_s, gaps.pause_s) == (1, 0.2, 0.5, 0.7)

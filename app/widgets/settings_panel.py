@@ -76,6 +76,14 @@ class SettingsPanel(QWidget):
             "The voice may read the recognizer's not-yet-final words as lookahead context (never speaks them): "
             "it starts each chunk sooner."
         )
+        self.hurry = QDoubleSpinBox()
+        self.hurry.setRange(0.0, 5.0)
+        self.hurry.setSingleStep(0.1)
+        self.hurry.setSuffix(" s")
+        self.hurry.setToolTip(
+            "With less voice than this left to play mid-sentence, the voice speaks the committed words at once "
+            "instead of waiting for its lookahead: fewer gaps, slightly less natural phrasing. 0 = never."
+        )
         self.echo_guard = QComboBox()
         self.echo_guard.addItems(ECHO_GUARDS)
         self.echo_guard.setToolTip(
@@ -95,11 +103,12 @@ class SettingsPanel(QWidget):
         form.addRow("Voice", _path_row(self.voice, self.voice_browse))
         form.addRow("Voice rate", self.voice_rate)
         form.addRow("", self.tentative_lookahead)
+        form.addRow("Hurry below", self.hurry)
         form.addRow("Echo guard", self.echo_guard)
         self.load()
         for combo in (self.source, self.backend, self.commit, self.echo_guard):
             combo.currentIndexChanged.connect(self._save)
-        for spin in (self.k, self.first_chunk, self.chunk, self.voice_rate):
+        for spin in (self.k, self.first_chunk, self.chunk, self.voice_rate, self.hurry):
             spin.valueChanged.connect(self._save)
         self.tentative_lookahead.toggled.connect(self._save)
         for edit in (self.source_file, self.model, self.voice):
@@ -141,6 +150,7 @@ class SettingsPanel(QWidget):
         self.chunk.setValue(int(value("chunk", d.chunk, int)))
         self.voice.setText(str(value("voice", "", str)))
         self.voice_rate.setValue(float(value("voice_rate", d.voice_rate, float)))
+        self.hurry.setValue(float(value("hurry_below_s", d.hurry_below_s, float)))
         self.echo_guard.setCurrentText(str(value("echo_guard", d.echo_guard, str)))
         self.tentative_lookahead.setChecked(bool(value("tentative_lookahead", d.tentative_lookahead, bool)))
 
@@ -150,7 +160,7 @@ class SettingsPanel(QWidget):
             "source": self.source.currentText(), "source_file": self.source_file.text(),
             "backend": self.backend.currentText(), "model": self.model.text(), "commit": self.commit.currentText(),
             "k": self.k.value(), "first_chunk": self.first_chunk.value(), "chunk": self.chunk.value(),
-            "voice": self.voice.text(), "voice_rate": self.voice_rate.value(),
+            "voice": self.voice.text(), "voice_rate": self.voice_rate.value(), "hurry_below_s": self.hurry.value(),
             "echo_guard": self.echo_guard.currentText(),
             "tentative_lookahead": self.tentative_lookahead.isChecked(),
         }.items():  # fmt: skip
@@ -169,5 +179,5 @@ class SettingsPanel(QWidget):
             commit=self.commit.currentText(), k=self.k.value(), first_chunk=self.first_chunk.value(),
             chunk=self.chunk.value(), voice=self.voice.text().strip() or None, voice_rate=self.voice_rate.value(),
             echo_guard=self.echo_guard.currentText(), input_device=input_device, output_device=output_device,
-            tentative_lookahead=self.tentative_lookahead.isChecked(),
+            tentative_lookahead=self.tentative_lookahead.isChecked(), hurry_below_s=self.hurry.value(),
         )  # fmt: skip

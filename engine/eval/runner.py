@@ -66,7 +66,8 @@ def _row(entry: dict, tts: str, commit: str, report: dict, wer_offline: float, r
     }  # fmt: skip
 
 
-def _aggregate(reports: list[dict], entries: list[dict], offline_texts: dict[str, str]) -> dict:
+def aggregate_reports(reports: list[dict], entries: list[dict], offline_texts: dict[str, str] | None = None) -> dict:
+    """Corpus figures of one configuration from its per-recording shadow reports (``wer_offline`` when given)."""
     refs = [normalize_text(e["text"]) for e in entries]
     pieces = [(g, a, c) for r in reports for g, a, c in zip(*r["pieces"].values(), strict=True)]
     return {
@@ -76,9 +77,12 @@ def _aggregate(reports: list[dict], entries: list[dict], offline_texts: dict[str
         m.UNDERRUNS: sum(r[m.UNDERRUNS] for r in reports),
         m.GAP_S: sum(r[m.GAP_S] for r in reports),
         m.STARVED_S: sum(r[m.STARVED_S] for r in reports),
+        "hurried_pieces": sum(r.get("hurried_pieces", 0) for r in reports),
         m.COMMIT_LATENCY_S: aggregate([x for r in reports for x in r["commit_latency_values_s"]]),
         m.WER_COMMITTED: float(jiwer.wer(refs, [normalize_text(r["committed_text"]) for r in reports])),
-        m.WER_OFFLINE: float(jiwer.wer(refs, [normalize_text(offline_texts[e["id"]]) for e in entries])),
+        m.WER_OFFLINE: (
+            float(jiwer.wer(refs, [normalize_text(offline_texts[e["id"]]) for e in entries])) if offline_texts else None
+        ),
         m.EAR_VOICE_LAG_S: aggregate([x for r in reports for x in r["ear_voice_lag_values_s"]]),
         m.CHUNK_DELAY_S: aggregate([r[m.CHUNK_DELAY_S] for r in reports if r[m.CHUNK_DELAY_S] is not None]),
         m.LAG_DRIFT_S: {e["id"]: r[m.LAG_DRIFT_S] for e, r in zip(entries, reports, strict=True)},
@@ -123,7 +127,7 @@ def run_eval(
             reports.append(report)
             wer_offline = wer(entry["text"], offline_texts[entry["id"]])
             rows.append(_row(entry, tts, commit, report, wer_offline, reference_times[entry["id"]]))
-        results[name] = _aggregate(reports, entries, offline_texts)
+        results[name] = aggregate_reports(reports, entries, offline_texts)
         recordings[name] = {e["id"]: r for e, r in zip(entries, rows[-len(entries) :], strict=True)}
         longest = max(range(len(entries)), key=lambda i: reports[i].get("audio_s_heard") or 0)
         lags[name] = {

@@ -18,6 +18,7 @@ class ShadowConfig:
     chunk: int = 12
     delta: int = 12
     tentative_lookahead: bool = True  # the recognizer's tentative words may serve as the voice's lookahead
+    hurry_below_s: float = 1.0  # with less voice than this left mid-sentence, speak without waiting for lookahead
     voice: str | None = None  # a Piper .onnx; the bundled voice when None
     voice_rate: float = 1.0  # speaking rate of the voice (1.1 = 10 % faster than the voice's own)
     seed: int = 0
@@ -35,6 +36,8 @@ class ShadowConfig:
             raise ValueError("k and delta must be >= 0 and chunk sizes >= 1")
         if not 0.5 <= self.voice_rate <= 2.0:
             raise ValueError(f"voice rate must be between 0.5 and 2, not {self.voice_rate}")
+        if self.hurry_below_s < 0:
+            raise ValueError(f"hurry_below_s must be >= 0, not {self.hurry_below_s}")
         if self.min_step_s <= 0:
             raise ValueError(f"min_step_s must be positive, not {self.min_step_s}")
 

@@ -302,7 +302,14 @@ class ShadowSession:
             monitor = threading.Thread(target=self._monitor, name="shadow-playback", daemon=True)
             self._threads.append(monitor)
             monitor.start()
-        self._worker = SynthesisWorker(synthesizer, self._on_piece, self._on_tts_error, clock=tts_clock)
+        self._worker = SynthesisWorker(
+            synthesizer,
+            self._on_piece,
+            self._on_tts_error,
+            clock=tts_clock,
+            audio_in_hand=self._audio_in_hand,
+            hurry_below_s=self.config.hurry_below_s,
+        )
         self.figures.config = {**asdict(self.config), "voice_sample_rate": voice.sample_rate}
         self._set_state(State.RUNNING)
 
@@ -401,6 +408,8 @@ class ShadowSession:
             at = records[-1].commit_s if records else step.at_s
             self._worker.feed(tokens, at_s=at, hint=hint)
             self._last_hint = hint
+        elif self._worker is not None:
+            self._worker.tick(at_s=step.at_s)
         self.listener.on_tentative([w.text for w in step.tentative])
 
     def _on_piece(self, piece: AudioPiece) -> None:
@@ -473,7 +482,10 @@ class ShadowSession:
                 spoken.append(record)
         if self.recorder is not None:
             self.recorder.output_audio(piece.samples, start)
-        self.figures.played(piece, spoken, start, end, inputs_at, self._sink.player is None)
+        # a gap is the engine's fault when the piece's own words were committed before it began (METRICS.md),
+        # even if the piece then waited for its lookahead; so it is classified by their commit, not by inputs_at
+        words_at = max((record.commit_s for record in spoken), default=inputs_at)
+        self.figures.played(piece, spoken, start, end, words_at, self._sink.player is None)
         if spoken:
             with self._lock:
                 self._snapshot.lag_s = spoken[-1].lag_s
@@ -488,6 +500,14 @@ class ShadowSession:
                     m.EAR_VOICE_LAG_S: spoken[-1].lag_s, m.UNDERRUNS: self.figures.underruns(),
                 })  # fmt: skip
             self.listener.on_spoken(spoken)
+
+    def _audio_in_hand(self, now_s: float) -> float:
+        """Seconds of voice still to play at ``now_s`` (the worker hurries when this runs low)."""
+        player = self._sink.player
+        if player is not None:
+            return float(player.buffered_s)  # type: ignore[attr-defined]
+        end = self._sink.timeline.end_s
+        return max(end - now_s, 0.0) if end is not None else 0.0
 
     def _voice_active(self, now_s: float) -> bool:
         player = self._sink.player

@@ -12,6 +12,7 @@ from engine.metrics import aggregate, machine_info
 from engine.metrics import names as m
 from engine.metrics.shadowing import chunk_delay_s, lag_drift_s
 from engine.tts.pieces import AudioPiece
+from engine.tts.timeline import GapCounts
 
 if TYPE_CHECKING:
     from engine.pipeline.session import WordRecord
@@ -39,10 +40,8 @@ class SessionFigures:
         self.words: list[dict] = []
         self.committed_text: list[str] = []
         self.spoken_text: list[str] = []
-        self._underruns = 0
-        self.gap_s = 0.0
-        self.starved_s = 0.0
-        self.pause_s = 0.0  # silences between sentences
+        self.gaps = GapCounts()  # sentence starts count as pauses, not gaps (METRICS.md)
+        self.hurried = 0  # pieces made without their lookahead because the voice was about to run out
         self._previous_ready = 0.0
         self._previous_end: float | None = None
         self.asr_figures: dict = {}
@@ -65,6 +64,7 @@ class SessionFigures:
             self.gen.append(max(ready_s - max(self._previous_ready, inputs_at_s), 0.0))
             self.audio.append(piece.audio_s)
             self.chunk_positions.append(piece.chunk)
+            self.hurried += piece.hurried
             self._previous_ready = ready_s
             if computed and self._previous_end is not None and len(self.balances) < MAX_WORDS:
                 self.balances.append(self._previous_end - ready_s)
@@ -76,20 +76,15 @@ class SessionFigures:
                 self.balances.append(buffered_s)
 
     def played(
-        self, piece: AudioPiece, spoken: list[WordRecord], start_s: float, end_s: float, inputs_at_s: float,
+        self, piece: AudioPiece, spoken: list[WordRecord], start_s: float, end_s: float, words_at_s: float,
         computed: bool,
     ) -> None:  # fmt: skip
+        """The piece played from ``start_s`` to ``end_s``; ``words_at_s``: when its own words were all committed."""
         with self._lock:
             if self._previous_end is not None:
                 gap = start_s - self._previous_end
                 if gap > GAP_EPSILON_S:
-                    if piece.chunk == 0:  # a new sentence: a pause the text asks for, not a gap (METRICS.md)
-                        self.pause_s += gap
-                    elif inputs_at_s <= self._previous_end:  # the words were there before the gap began
-                        self._underruns += 1
-                        self.gap_s += gap
-                    else:
-                        self.starved_s += gap
+                    self.gaps.add(gap, self._previous_end, words_at_s, sentence_start=piece.chunk == 0)
             if computed:
                 self._previous_end = end_s
             else:
@@ -120,7 +115,7 @@ class SessionFigures:
             }
 
     def underruns(self) -> int:
-        return self._underruns
+        return self.gaps.underruns
 
     def lag_median(self) -> float | None:
         with self._lock:
@@ -140,10 +135,11 @@ class SessionFigures:
                 m.FIRST_AUDIO_S: aggregate(self.first_audio),
                 m.COMPUTE_RATIO: aggregate(ratios),
                 m.TIME_BALANCE: aggregate(self.balances),
-                m.UNDERRUNS: self._underruns,
-                m.GAP_S: self.gap_s,
-                m.STARVED_S: self.starved_s,
-                "sentence_pause_s": self.pause_s,
+                m.UNDERRUNS: self.gaps.underruns,
+                m.GAP_S: self.gaps.gap_s,
+                m.STARVED_S: self.gaps.starved_s,
+                "sentence_pause_s": self.gaps.pause_s,
+                "hurried_pieces": self.hurried,
                 **self.asr_figures,
                 "source_times": "recognizer word timestamps (source clock)",
                 "committed_text": " ".join(self.committed_text),

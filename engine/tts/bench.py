@@ -13,7 +13,7 @@ from engine.metrics import aggregate, machine_info
 from engine.metrics import names as m
 from engine.tts.chunker import ChunkSizes
 from engine.tts.measure import run_all_input, sentence_metrics
-from engine.tts.policies import make_policy
+from engine.tts.policies import DEFAULT_LEFT_CONTEXT_PHONEMES, make_policy
 from engine.tts.synthesizer import IncrementalSynthesizer
 from engine.tts.voice import TwoStageVoice
 
@@ -143,7 +143,7 @@ def run_bench(
             "threads": threads,
             "chunk_phonemes": {"first": sizes.first, "later": sizes.later},
             "delta_frames": 12,
-            "left_context_phonemes": 24,
+            "left_context_phonemes": DEFAULT_LEFT_CONTEXT_PHONEMES,
             "sentences": {k: len(v) for k, v in SENTENCES.items()},
             "input": "all available",
         },

@@ -12,7 +12,7 @@ from collections import OrderedDict
 import numpy as np
 
 BLOCK = 1024  # positions per generated block
-MAX_CACHED_BLOCKS = 64  # per stream; bounds memory on long sessions (64 × 192 × 1024 × 4 B = 48 MB at most)
+MAX_CACHED_BLOCKS = 8  # per stream; bounds memory on long sessions (8 × 192 × 1024 × 4 B = 6 MB at most)
 
 
 class PositionalNoise:

@@ -32,6 +32,7 @@ class AudioPiece:
     frame_start: int = 0  # first latent frame of the piece within its sentence
     needs_word: int = 0  # the last word (sentence index) Stage I read for this piece
     needs_sentence_end: bool = False  # the piece could only be made once the sentence was complete
+    hurried: bool = False  # made before its lookahead was there, because the voice was about to run out
 
     @property
     def gen_s(self) -> float:

@@ -41,7 +41,12 @@ class _Sentence:
     hint: list[str] = field(default_factory=list)  # words likely to come next (e.g. ASR tentative words)
     units: list[Unit] = field(default_factory=list)
     units_for: tuple = ()  # (words, hint) the units were computed for
-    frozen: list[Unit] = field(default_factory=list)  # units of the chunks already synthesized
+    done: list[list[Unit]] = field(default_factory=list)  # the chunks already synthesized, as they were
+
+    @property
+    def frozen(self) -> list[Unit]:
+        """Units of the chunks already synthesized."""
+        return [u for chunk in self.done for u in chunk]
 
     def latent_slice(self, start: int, stop: int) -> np.ndarray:
         return np.concatenate(self.latent, axis=1)[:, start:stop] if self.latent else np.zeros((LATENT_CHANNELS, 0))
@@ -91,6 +96,11 @@ class IncrementalSynthesizer:
         pieces.extend(self._advance())
         return pieces
 
+    def hurry(self) -> list[AudioPiece]:
+        """The voice is about to run out mid-sentence: synthesize the chunks whose words are final now, with what
+        lookahead there is, instead of waiting for the policy's (a gap costs more than a little prosody)."""
+        return self._advance(hurry=True)
+
     def end_sentence(self) -> list[AudioPiece]:
         """The current sentence is complete: synthesize what is left of it and start a new one."""
         sentence = self._sentence
@@ -138,46 +148,75 @@ class IncrementalSynthesizer:
             sentence.units_for = key
         return sentence.units
 
-    def _chunks(self, sentence: _Sentence) -> tuple[list[list[Unit]], int]:
-        """The chunks (the last ones may hold hint words) and how many of them hold only fed words."""
-        units = self._units(sentence)
-        n_words = len(sentence.words)
-        if not sentence.complete:
-            final = [u for u in units if u.first_word + len(u.words) <= n_words]
-            context = units
-            if len(final) == len(units):  # no hint: the last unit may still merge with the next word
-                final = context = final[:-1]
-            chunks = chunk_units(context, self.sizes, False)
-            ready = 0
-            count = len(final)
-            for chunk in chunks:
-                count -= len(chunk)
-                if count < 0:
-                    break
-                ready += 1
-            return chunks, ready
-        chunks = chunk_units(units, self.sizes, True)
-        return chunks, len(chunks)
+    def _chunks(self, sentence: _Sentence, hurry: bool = False) -> tuple[list[list[Unit]], int, int]:
+        """The sentence's chunks: those already synthesized, then the rest cut anew (the last ones may hold hint
+        words); how many of them hold only fed words; and how many are whole (lookahead counts whole chunks).
 
-    def _advance(self) -> list[AudioPiece]:
+        ``hurry``: every fed word not yet spoken goes into chunks that hold only fed words (the last one may be
+        short), and the hint words after them are one more chunk, as lookahead context only. Chunks after the
+        spoken ones are always cut anew, so a short one changes nothing.
+        """
+        units = self._units(sentence)
+        done = sentence.done
+        spoken_words = sum(len(u.words) for chunk in done for u in chunk)
+        rest = [u for u in units if u.first_word >= spoken_words]
+        sizes = ChunkSizes(self.sizes.later, self.sizes.later) if done else self.sizes
+        if sentence.complete:
+            chunks = [*done, *chunk_units(rest, sizes, True)]
+            return chunks, len(chunks), len(chunks)
+        n_words = len(sentence.words)
+        final = [u for u in rest if u.first_word + len(u.words) <= n_words]
+        context = rest
+        if len(final) == len(rest) and not hurry:  # no hint: the last unit may still merge with the next word
+            final = context = final[:-1]  # (a hurry speaks it anyway; a word that then merges is phonemized apart)
+        if hurry:
+            spoken = chunk_units(final, sizes, True)
+            lookahead = rest[len(final) :]
+            chunks = [*done, *spoken, *([lookahead] if lookahead else [])]
+            return chunks, len(done) + len(spoken), len(done) + len(spoken)
+        new = chunk_units(context, sizes, False)
+        ready = 0
+        count = len(final)
+        for chunk in new:
+            count -= len(chunk)
+            if count < 0:
+                break
+            ready += 1
+        return [*done, *new], len(done) + ready, len(done) + len(new)
+
+    def _advance(self, hurry: bool = False) -> list[AudioPiece]:
         sentence = self._sentence
         pieces: list[AudioPiece] = []
         if not sentence.words:
             return pieces
-        chunks, final = self._chunks(sentence)
+        chunks, final, whole = self._chunks(sentence)
         while (
             not self._cancelled
             and sentence.next_chunk < final
-            and self.policy.ready(sentence.next_chunk, len(chunks), sentence.complete)
+            and self.policy.ready(sentence.next_chunk, whole, sentence.complete)
         ):
-            piece = self._synthesize(sentence, chunks)
-            if sentence is not self._sentence and not sentence.complete:
-                break  # cancelled while synthesizing
-            if piece is not None:
-                pieces.append(piece)
-                if self.on_piece is not None:
-                    self.on_piece(piece)
+            if not self._make_piece(sentence, chunks, pieces):
+                return pieces
+        # the first chunk of a sentence is never hurried: the silence before it is a pause, not a gap
+        if hurry and sentence.next_chunk > 0 and not sentence.complete and not self.policy.one_piece_per_sentence:
+            chunks, final, _ = self._chunks(sentence, hurry=True)
+            while not self._cancelled and sentence.next_chunk < final:
+                if not self._make_piece(sentence, chunks, pieces, hurried=True):
+                    return pieces
         return pieces
+
+    def _make_piece(
+        self, sentence: _Sentence, chunks: list[list[Unit]], pieces: list[AudioPiece], hurried: bool = False
+    ) -> bool:
+        """Synthesize the next chunk into ``pieces``; False when a cancel came while it was being made."""
+        piece = self._synthesize(sentence, chunks, hurried)
+        if sentence is not self._sentence and not sentence.complete:
+            return False  # cancelled while synthesizing
+        if piece is not None:
+            pieces.append(piece)
+            if self.on_piece is not None:
+                self.on_piece(piece)
+        return True
 
     def _id_offsets(self, units: Sequence[Unit]) -> dict[int, int]:
         """Absolute id index (within the sentence's id sequence) of every unit, keyed by its first word."""
@@ -188,7 +227,7 @@ class IncrementalSynthesizer:
             position += len(unit.ids)
         return offsets
 
-    def _synthesize(self, sentence: _Sentence, chunks: list[list[Unit]]) -> AudioPiece | None:
+    def _synthesize(self, sentence: _Sentence, chunks: list[list[Unit]], hurried: bool = False) -> AudioPiece | None:
         index = sentence.next_chunk
         window = self.policy.window(chunks, index, sentence.complete)
         covered = len(chunks) - index if self.policy.one_piece_per_sentence else 1
@@ -228,7 +267,7 @@ class IncrementalSynthesizer:
         sentence.latent.append(chunk_latent)
         sentence.frames_total += chunk_latent.shape[1]
         sentence.next_chunk += covered
-        sentence.frozen = [u for c in chunks[: sentence.next_chunk] for u in c]
+        sentence.done.extend(list(c) for c in chunks[index : index + covered])
 
         t0 = self._timer()
         samples = self._decode(sentence, last_chunk)
@@ -250,6 +289,7 @@ class IncrementalSynthesizer:
             frame_start=piece_start,
             needs_word=window_units[-1].first_word + len(window_units[-1].words) - 1,
             needs_sentence_end=window.at_end,
+            hurried=hurried,
         )
 
     def _decode(self, sentence: _Sentence, last_chunk: bool) -> np.ndarray:

@@ -1,8 +1,8 @@
 """Playback as it would happen: pieces play back to back as soon as each is ready, and every gap is classified.
 
 A gap is an ``underrun`` when the words the next piece needed had arrived before the gap began (compute was too
-slow) and ``starved`` time otherwise (waiting for the speaker). Used by ``speak`` without a device, by the
-simulated pipeline and by the evaluation, so all of them measure gaps the same way.
+slow) and ``starved`` time otherwise (waiting for the speaker). ``GapCounts`` holds that rule; ``speak`` without a
+device, the pipeline (computed or device play times) and the evaluation all count gaps through it.
 """
 
 from __future__ import annotations
@@ -12,13 +12,43 @@ from dataclasses import dataclass, field
 
 
 @dataclass
+class GapCounts:
+    """Silences between pieces by cause (METRICS.md): compute (underruns), the speaker (starved), a new sentence."""
+
+    underruns: int = 0
+    gap_s: float = 0.0  # total length of the underruns
+    starved_s: float = 0.0
+    pause_s: float = 0.0  # before the first piece of a sentence, when the caller counts those apart
+
+    def add(self, gap_s: float, gap_start_s: float, inputs_at_s: float, sentence_start: bool = False) -> None:
+        """A silence of ``gap_s`` began at ``gap_start_s``; the next piece's words were all in at ``inputs_at_s``."""
+        if sentence_start:
+            self.pause_s += gap_s
+        elif inputs_at_s <= gap_start_s:  # the words were there before the gap began: compute was too slow
+            self.underruns += 1
+            self.gap_s += gap_s
+        else:  # the gap began while waiting for words (the speaker's pace)
+            self.starved_s += gap_s
+
+
+@dataclass
 class Timeline:
     start_s: list[float] = field(default_factory=list)
     end_s: list[float] = field(default_factory=list)
     time_balance: list[float] = field(default_factory=list)  # for pieces 1..n-1: audio in hand when ready
-    underruns: int = 0
-    gap_s: float = 0.0
-    starved_s: float = 0.0
+    gaps: GapCounts = field(default_factory=GapCounts)
+
+    @property
+    def underruns(self) -> int:
+        return self.gaps.underruns
+
+    @property
+    def gap_s(self) -> float:
+        return self.gaps.gap_s
+
+    @property
+    def starved_s(self) -> float:
+        return self.gaps.starved_s
 
 
 class PlaybackTimeline:
@@ -44,13 +74,8 @@ class PlaybackTimeline:
             if self.keep:
                 t.time_balance.append(end - ready_s)
             start = max(ready_s, end)
-            gap = start - end
-            if gap > self.epsilon:
-                if inputs_at_s <= end:  # the words were there before the gap began: compute was too slow
-                    t.underruns += 1
-                    t.gap_s += gap
-                else:  # the gap began while waiting for words (the speaker's pace)
-                    t.starved_s += gap
+            if start - end > self.epsilon:
+                t.gaps.add(start - end, end, inputs_at_s)
         self.end_s = start + audio_s
         if self.keep:
             t.start_s.append(start)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -23,7 +24,7 @@ COMMAND_QUEUE_SIZE = 256
 
 @dataclass(frozen=True, slots=True)
 class _Command:
-    kind: str  # "feed", "end_sentence", "flush", "reset", "stop"
+    kind: str  # "feed", "tick", "end_sentence", "flush", "reset", "stop"
     words: tuple[str, ...] = ()
     at_s: float | None = None  # when the command arrived, on the worker's clock
     hint: tuple[str, ...] | None = None  # words likely to follow (lookahead context only)
@@ -36,6 +37,10 @@ class SynthesisWorker:
     With a ``clock`` (a pipeline stage's own clock), a command given ``at_s`` is not handled before that time and
     the work is charged to the clock, so on a simulated clock ``piece_time()`` is when a live run would have had
     the piece.
+
+    With ``audio_in_hand`` (seconds of voice still to play at a given time) the worker hurries: when less than
+    ``hurry_below_s`` is left as it handles a command, chunks whose words are final are synthesized without
+    waiting for their lookahead (``IncrementalSynthesizer.hurry``). ``tick`` gives it that chance between words.
     """
 
     def __init__(
@@ -44,9 +49,14 @@ class SynthesisWorker:
         on_piece: Callable[[AudioPiece], None],
         on_error: Callable[[BaseException], None] | None = None,
         clock: Clock | None = None,
+        audio_in_hand: Callable[[float], float] | None = None,
+        hurry_below_s: float = 0.0,
     ) -> None:
         self.synthesizer = synthesizer
         self.clock = clock
+        self._audio_in_hand = audio_in_hand
+        self.hurry_below_s = hurry_below_s
+        self.hurried = 0  # commands on which the worker hurried and made a piece
         self._span: ComputeSpan | None = None
         self._command_at: float | None = None
         self._on_piece = on_piece
@@ -64,6 +74,11 @@ class SynthesisWorker:
         words = (words,) if isinstance(words, str) else tuple(words)
         self._put(_Command("feed", words, at_s, tuple(hint) if hint is not None else None))
 
+    def tick(self, at_s: float | None = None) -> None:
+        """Nothing new: a chance to hurry if the voice is about to run out (does nothing without ``audio_in_hand``)."""
+        if self._audio_in_hand is not None and self.hurry_below_s > 0:
+            self._put(_Command("tick", at_s=at_s))
+
     def end_sentence(self, at_s: float | None = None) -> None:
         self._put(_Command("end_sentence", at_s=at_s))
 
@@ -71,7 +86,8 @@ class SynthesisWorker:
         self._put(_Command("flush", at_s=at_s))
 
     def command_time(self) -> float | None:
-        """``at_s`` of the command being handled: the pieces it yields could not be made before it arrived."""
+        """When the input of the pieces being made arrived: ``at_s`` of the command being handled, or for a tick
+        that of the last command that brought words (a tick brings nothing; it only lets the worker hurry)."""
         return self._command_at
 
     def piece_time(self) -> float | None:
@@ -117,7 +133,8 @@ class SynthesisWorker:
                     self._on_piece(piece)
 
             self.synthesizer.on_piece = deliver
-            self._command_at = command.at_s
+            if command.kind != "tick":
+                self._command_at = command.at_s
             try:
                 if self.clock is None:
                     self._handle(command)
@@ -137,11 +154,24 @@ class SynthesisWorker:
                 self._idle.set()
 
     def _handle(self, command: _Command) -> None:
-        if command.kind == "feed":
-            self.synthesizer.feed(command.words, command.hint)
+        if command.kind in ("feed", "tick"):
+            if command.kind == "feed":
+                self.synthesizer.feed(command.words, command.hint)
+            if self._should_hurry() and self.synthesizer.hurry():
+                self.hurried += 1
         elif command.kind == "end_sentence":
             self.synthesizer.end_sentence()
         elif command.kind == "flush":
             self.synthesizer.flush()
-        else:
+        elif command.kind == "reset":
             self.synthesizer.cancel()
+
+    def _should_hurry(self) -> bool:
+        if self._audio_in_hand is None or self.hurry_below_s <= 0:
+            return False
+        span = self._span
+        if span is not None:
+            now = span.now_s()
+        else:
+            now = self.clock.now() if self.clock is not None else time.monotonic()
+        return self._audio_in_hand(now) < self.hurry_below_s
