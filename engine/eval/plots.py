@@ -33,7 +33,14 @@ LENGTHS = (4, 8, 12, 16, 24, 32, 40)
 DPI = 110
 
 
-def _save(fig: plt.Figure, path: Path) -> str:
+def _finish(fig: plt.Figure, ax: plt.Axes, path: Path, xlabel: str, ylabel: str, title: str, legend: bool) -> str:
+    """Label, grid and save a one-axis figure; returns the file's name."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    if legend:
+        ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=DPI)
     plt.close(fig)
@@ -69,12 +76,15 @@ def latency_vs_length(out: Path, runs: dict) -> str:
         data = runs["firsts"][policy]
         xs = sorted(data)
         ax.plot(xs, [np.median(data[x]) for x in xs], style, label=policy)
-    ax.set_xlabel("sentence length (words)")
-    ax.set_ylabel("first-audio latency (s)")
-    ax.set_title("Latency vs input length, all input available")
-    ax.grid(alpha=0.3)
-    ax.legend()
-    return _save(fig, out / "latency_vs_length.png")
+    return _finish(
+        fig,
+        ax,
+        out / "latency_vs_length.png",
+        "sentence length (words)",
+        "first-audio latency (s)",
+        "Latency vs input length, all input available",
+        legend=True,
+    )
 
 
 def _by_position(ax, data: dict[int, list[float]], label: str, style: str) -> None:  # noqa: ANN001
@@ -92,24 +102,30 @@ def time_balance_by_chunk(out: Path, runs: dict) -> str:
     fig, ax = plt.subplots(figsize=(6, 4))
     _by_position(ax, runs["chunks"]["balance"], "lookahead-1 (median, range)", "o-")
     ax.axhline(0, color="k", lw=0.8)
-    ax.set_xlabel("chunk position in the sentence")
-    ax.set_ylabel("time balance (s)")
-    ax.set_title("Time balance by chunk (> 0: gapless)")
-    ax.grid(alpha=0.3)
-    ax.legend()
-    return _save(fig, out / "time_balance_by_chunk.png")
+    return _finish(
+        fig,
+        ax,
+        out / "time_balance_by_chunk.png",
+        "chunk position in the sentence",
+        "time balance (s)",
+        "Time balance by chunk (> 0: gapless)",
+        legend=True,
+    )
 
 
 def gen_vs_audio_by_chunk(out: Path, runs: dict) -> str:
     fig, ax = plt.subplots(figsize=(6, 4))
     _by_position(ax, runs["chunks"]["audio"], "audio time", "o-")
     _by_position(ax, runs["chunks"]["gen"], "generation time", "s-")
-    ax.set_xlabel("chunk position in the sentence")
-    ax.set_ylabel("time (s)")
-    ax.set_title("Generation vs audio time by chunk (lookahead-1)")
-    ax.grid(alpha=0.3)
-    ax.legend()
-    return _save(fig, out / "gen_vs_audio_by_chunk.png")
+    return _finish(
+        fig,
+        ax,
+        out / "gen_vs_audio_by_chunk.png",
+        "chunk position in the sentence",
+        "time (s)",
+        "Generation vs audio time by chunk (lookahead-1)",
+        legend=True,
+    )
 
 
 def wer_vs_latency(out: Path, results: dict) -> str:
@@ -120,11 +136,15 @@ def wer_vs_latency(out: Path, results: dict) -> str:
             continue
         ax.plot(latency, r[m.WER_COMMITTED], "o")
         ax.annotate(name, (latency, r[m.WER_COMMITTED]), textcoords="offset points", xytext=(4, 4), fontsize=7)
-    ax.set_xlabel("commit latency, median (s)")
-    ax.set_ylabel("WER of committed words")
-    ax.set_title("Accuracy vs latency of the commit policies")
-    ax.grid(alpha=0.3)
-    return _save(fig, out / "wer_vs_latency.png")
+    return _finish(
+        fig,
+        ax,
+        out / "wer_vs_latency.png",
+        "commit latency, median (s)",
+        "WER of committed words",
+        "Accuracy vs latency of the commit policies",
+        legend=False,
+    )
 
 
 def lag_over_time(out: Path, words: list[tuple[float, float]], title: str, name: str = "lag_over_time.png") -> str:
@@ -137,11 +157,7 @@ def lag_over_time(out: Path, words: list[tuple[float, float]], title: str, name:
             slope, intercept = np.polyfit(x / 60.0, y, 1)
             ax.plot(x, intercept + slope * x / 60.0, "r-", label=f"drift {drift:+.3f} s/min")
         ax.legend()
-    ax.set_xlabel("source time (s)")
-    ax.set_ylabel("ear-voice lag (s)")
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
-    return _save(fig, out / name)
+    return _finish(fig, ax, out / name, "source time (s)", "ear-voice lag (s)", title, legend=False)
 
 
 def write_all(out: Path, report: dict, lags: dict, models, entries: list[dict]) -> list[str]:  # noqa: ANN001
@@ -158,11 +174,7 @@ def _series(out: Path, points: list[tuple[float, float]], ylabel: str, title: st
     if points:
         x, y = (np.asarray(v) for v in zip(*points, strict=True))
         ax.plot(x / 60.0, y, ".", ms=2)
-    ax.set_xlabel("session time (min)")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
-    return _save(fig, out / name)
+    return _finish(fig, ax, out / name, "session time (min)", ylabel, title, legend=False)
 
 
 def write_soak(
