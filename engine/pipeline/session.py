@@ -264,11 +264,7 @@ class ShadowSession:
         snap.state = self.state
         snap.session_s = self._clock.now()
         snap.underruns = self.figures.underruns()
-        player = self._sink.player
-        if player is not None:
-            snap.time_balance_s = player.buffered_s  # type: ignore[attr-defined]
-        elif self._sink.timeline.end_s is not None:
-            snap.time_balance_s = max(self._sink.timeline.end_s - self._clock.now(), 0.0)
+        snap.time_balance_s = self._audio_in_hand(snap.session_s)
         snap.echo_gated_s = self._echo.gated_s if self._echo is not None else 0.0
         return snap
 
@@ -510,11 +506,7 @@ class ShadowSession:
         return max(end - now_s, 0.0) if end is not None else 0.0
 
     def _voice_active(self, now_s: float) -> bool:
-        player = self._sink.player
-        if player is not None:
-            return player.buffered_s > 0  # type: ignore[attr-defined]
-        end = self._sink.timeline.end_s
-        return end is not None and now_s < end
+        return self._audio_in_hand(now_s) > 0
 
     def _on_tts_error(self, exc: BaseException) -> None:
         if not self._cancel.is_set():  # a cancel may interrupt a piece on its way to the closed player
