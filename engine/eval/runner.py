@@ -15,7 +15,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import jiwer
-import numpy as np
 
 from engine.asr.bench import load_manifest
 from engine.asr.offline import transcribe_long
@@ -25,7 +24,6 @@ from engine.audio.io import load_audio
 from engine.metrics import aggregate, machine_info
 from engine.metrics import names as m
 from engine.metrics.jsonsafe import json_safe
-from engine.metrics.shadowing import lag_drift_s
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.models import Models
 from engine.pipeline.shadow import shadow_file
@@ -151,10 +149,3 @@ def run_eval(
     report["plots"] = plots.write_all(out_dir, report, lags, models, entries)
     (out_dir / "report.json").write_text(json.dumps(json_safe(report), indent=1), encoding="utf-8")
     return report
-
-
-def drift_of(words: list[tuple[float, float]]) -> float | None:
-    if not words:
-        return None
-    x, y = zip(*words, strict=True)
-    return lag_drift_s(np.asarray(x), np.asarray(y))
