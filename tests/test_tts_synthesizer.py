@@ -172,7 +172,9 @@ def test_hurry_speaks_final_chunks_without_their_lookahead(voice: TwoStageVoice)
                 assert all(p.hurried for p in made) and not any(p.hurried for p in pieces)
                 pieces.extend(made)
                 spoken = [w.text for p in pieces for w in p.words]
-                assert spoken[:i] == words[:i] and len(spoken) <= i + 1  # the last word's end may be held (δ frames)
+                assert spoken == words[: i + 1]  # every word fed, its end too: the last piece holds no δ frames
+                last = made[-1]
+                assert last.words[-1].end_sample == pytest.approx(last.samples.size, abs=voice.hop)
                 assert synthesizer.hurry() == []  # every word fed has been synthesized
     pieces.extend(synthesizer.flush())
     assert hurried_at is not None
@@ -184,3 +186,66 @@ def test_hurry_never_starts_a_sentence(voice: TwoStageVoice) -> None:
     synthesizer = IncrementalSynthesizer(voice, make_policy("lookahead-1"))
     synthesizer.feed(HINTED.split()[:8])  # enough for a first chunk, not for its lookahead
     assert synthesizer.hurry() == []  # the silence before a sentence's first chunk is a pause, not a gap
+
+
+def _spoken_up_to(voice: TwoStageVoice, n: int) -> tuple[IncrementalSynthesizer, list]:
+    """A synthesizer fed the first ``n`` words of HINTED one by one (the next word as hint), all of them spoken."""
+    words = HINTED.split()
+    synthesizer = IncrementalSynthesizer(voice, make_policy("lookahead-1"))
+    pieces = []
+    for i in range(n):
+        pieces += synthesizer.feed([words[i]], hint=words[i + 1 : i + 2])
+    pieces += synthesizer.hurry()
+    assert [w.text for p in pieces for w in p.words] == words[:n]
+    return synthesizer, pieces
+
+
+def test_a_speculation_is_delivered_when_its_words_come(voice: TwoStageVoice) -> None:
+    words = HINTED.split()
+    synthesizer, pieces = _spoken_up_to(voice, 10)
+    assert synthesizer.speculate()  # the hint "the" is made ahead...
+    assert not synthesizer.speculate()  # ...once
+    made = synthesizer.feed(["The"], hint=words[11:12])  # it comes (case and punctuation may differ)
+    assert made and all(p.speculated and p.hurried for p in made[:1])
+    assert [w.text for w in made[0].words] == ["The"]
+    assert synthesizer.speculations == synthesizer.speculations_used == 1
+    pieces += made + synthesizer.feed(words[11:]) + synthesizer.flush()
+    assert [(w.index, w.text.lower()) for p in pieces for w in p.words] == list(enumerate(words))
+
+
+def test_a_speculation_on_other_words_is_dropped(voice: TwoStageVoice) -> None:
+    words = HINTED.split()
+    synthesizer, pieces = _spoken_up_to(voice, 10)
+    assert synthesizer.speculate()
+    made = synthesizer.feed(["a"])  # not the hinted "the"
+    assert not any(p.speculated for p in made) and synthesizer.speculations_used == 0
+    pieces += made + synthesizer.flush()
+    assert [w.text for p in pieces for w in p.words] == [*words[:10], "a"]
+
+
+def test_a_speculated_word_that_comes_ending_the_sentence_ends_it(voice: TwoStageVoice) -> None:
+    words = HINTED.split()
+    synthesizer, pieces = _spoken_up_to(voice, 10)
+    assert synthesizer.speculate()
+    made = synthesizer.feed(["the."])  # the hint had no full stop; the word came with one
+    assert made[0].speculated and synthesizer.pending_words == 0  # the sentence is over
+    after = synthesizer.feed("Then rain.") + synthesizer.flush()
+    assert {p.sentence for p in after} == {made[0].sentence + 1}
+    spoken = [w.text for p in [*pieces, *made] for w in p.words]
+    assert spoken == [*words[:10], "the."]
+
+
+def test_a_sentence_ended_after_its_last_chunk_keeps_its_held_frames(voice: TwoStageVoice) -> None:
+    """Lookahead from a hint lets the chunk with the last fed word go; if the sentence then ends with no more
+    words, the δ frames held for the next seam are still spoken (the end of the last word)."""
+    words = HINTED.split()[:11]  # with this hint, the chunk ending with the 11th word goes before the 12th is fed
+    synthesizer = IncrementalSynthesizer(voice, make_policy("lookahead-1"))
+    pieces = []
+    for i, word in enumerate(words):
+        pieces += synthesizer.feed([word], hint=HINTED.split()[i + 1 : i + 9])
+    assert [w.text for p in pieces for w in p.words] == words[:-1]  # the last word's end is held for the seam
+    pieces += synthesizer.flush()  # the hinted words never come
+    assert [w.text for p in pieces for w in p.words] == words
+    assert pieces[-1].sentence_end and synthesizer.last_sentence_latent is not None
+    total = sum(p.samples.size for p in pieces)
+    assert total == synthesizer.last_sentence_latent.shape[1] * voice.hop  # every frame spoken

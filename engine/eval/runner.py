@@ -76,6 +76,7 @@ def aggregate_reports(reports: list[dict], entries: list[dict], offline_texts: d
         m.GAP_S: sum(r[m.GAP_S] for r in reports),
         m.STARVED_S: sum(r[m.STARVED_S] for r in reports),
         "hurried_pieces": sum(r.get("hurried_pieces", 0) for r in reports),
+        "speculated_pieces": sum(r.get("speculated_pieces", 0) for r in reports),
         m.COMMIT_LATENCY_S: aggregate([x for r in reports for x in r["commit_latency_values_s"]]),
         m.WER_COMMITTED: float(jiwer.wer(refs, [normalize_text(r["committed_text"]) for r in reports])),
         m.WER_OFFLINE: (

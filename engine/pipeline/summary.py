@@ -42,6 +42,7 @@ class SessionFigures:
         self.spoken_text: list[str] = []
         self.gaps = GapCounts()  # sentence starts count as pauses, not gaps (METRICS.md)
         self.hurried = 0  # pieces made without their lookahead because the voice was about to run out
+        self.speculated = 0  # pieces made ahead from tentative words that then were committed
         self._previous_ready = 0.0
         self._previous_end: float | None = None
         self.asr_figures: dict = {}
@@ -65,6 +66,7 @@ class SessionFigures:
             self.audio.append(piece.audio_s)
             self.chunk_positions.append(piece.chunk)
             self.hurried += piece.hurried
+            self.speculated += piece.speculated
             self._previous_ready = ready_s
             if computed and self._previous_end is not None and len(self.balances) < MAX_WORDS:
                 self.balances.append(self._previous_end - ready_s)
@@ -140,6 +142,7 @@ class SessionFigures:
                 m.STARVED_S: self.gaps.starved_s,
                 "sentence_pause_s": self.gaps.pause_s,
                 "hurried_pieces": self.hurried,
+                "speculated_pieces": self.speculated,
                 **self.asr_figures,
                 "source_times": "recognizer word timestamps (source clock)",
                 "committed_text": " ".join(self.committed_text),

@@ -33,6 +33,7 @@ class AudioPiece:
     needs_word: int = 0  # the last word (sentence index) Stage I read for this piece
     needs_sentence_end: bool = False  # the piece could only be made once the sentence was complete
     hurried: bool = False  # made before its lookahead was there, because the voice was about to run out
+    speculated: bool = False  # made from the recognizer's tentative words before they were committed
 
     @property
     def gen_s(self) -> float:

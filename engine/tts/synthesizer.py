@@ -10,10 +10,11 @@ This class is synchronous and single-threaded; ``worker.SynthesisWorker`` runs i
 
 from __future__ import annotations
 
+import copy
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -52,6 +53,17 @@ class _Sentence:
         return np.concatenate(self.latent, axis=1)[:, start:stop] if self.latent else np.zeros((LATENT_CHANNELS, 0))
 
 
+@dataclass
+class _Speculation:
+    """Pieces made ahead for words not fed yet, and the sentence as it will be if those words come."""
+
+    base: _Sentence  # the sentence it was made from, unchanged since
+    base_words: int
+    assumed: tuple[str, ...]
+    state: _Sentence
+    pieces: list[AudioPiece]
+
+
 class IncrementalSynthesizer:
     """``feed(words)``, ``end_sentence()``, ``flush()``, ``cancel()``; each returns the pieces it made."""
 
@@ -74,26 +86,38 @@ class IncrementalSynthesizer:
         self._timer = timer
         self._sentence = _Sentence(0)
         self._cancelled = False
+        self._hurrying = False  # inside ``feed(hurry=True)``
         self.last_sentence_latent: np.ndarray | None = None  # latent frames of the last finished sentence
+        self._speculation: _Speculation | None = None
+        self.speculations = 0  # speculations made (``speculate``), and those whose words came
+        self.speculations_used = 0
         self.on_piece: Callable[[AudioPiece], None] | None = None  # called as soon as each piece is ready
 
     # ----- input stream API
-    def feed(self, words: Sequence[str] | str, hint: Sequence[str] | None = None) -> list[AudioPiece]:
+    def feed(
+        self, words: Sequence[str] | str, hint: Sequence[str] | None = None, hurry: bool = False
+    ) -> list[AudioPiece]:
         """Add words (a string is split on whitespace); a word ending in . ! or ? closes its sentence.
 
         ``hint``: words that will probably follow (a recognizer's tentative words). They are never spoken, but
         they may serve as lookahead context, so a chunk need not wait for its lookahead to be final. Each call
-        replaces the previous hint.
+        replaces the previous hint. ``hurry``: the voice is about to run out; every piece is made as ``hurry`` makes
+        them (the end of a sentence too).
         """
         tokens = _tokens(words)
         self._cancelled = False
         pieces: list[AudioPiece] = []
-        for token in tokens:
-            self._sentence.words.append(token)
-            if ends_sentence(token):
-                pieces.extend(self.end_sentence())
-        self._sentence.hint = _sentence_part(_tokens(hint or ()))
-        pieces.extend(self._advance())
+        tokens = self._use_speculation(tokens, hint, pieces)
+        self._hurrying = hurry
+        try:
+            for token in tokens:
+                self._sentence.words.append(token)
+                if ends_sentence(token):
+                    pieces.extend(self.end_sentence())
+            self._sentence.hint = _sentence_part(_tokens(hint or ()))
+            pieces.extend(self._advance(hurry=hurry))
+        finally:
+            self._hurrying = False
         return pieces
 
     def hurry(self) -> list[AudioPiece]:
@@ -101,8 +125,81 @@ class IncrementalSynthesizer:
         lookahead there is, instead of waiting for the policy's (a gap costs more than a little prosody)."""
         return self._advance(hurry=True)
 
+    def speculate(self) -> bool:
+        """The voice is about to run out and every fed word is spoken: make the pieces of the first hint words now,
+        as if they had been fed, and keep them. If the next ``feed`` brings exactly those words, they are delivered
+        at once; otherwise they are dropped. Returns whether pieces were made.
+
+        A word committed just before the voice runs out cannot be synthesized in time (Stage I takes longer than
+        what is left to play); the recognizer's tentative words are usually the next ones it commits. Their
+        punctuation is not reliable ("relief," may come as "relief."), so the pieces are made as if the sentence
+        went on, and match the words whatever their punctuation.
+        """
+        sentence = self._sentence
+        if (
+            self._speculation is not None
+            or not sentence.hint
+            or sentence.complete
+            or sentence.next_chunk == 0
+            or self.policy.one_piece_per_sentence
+            or not self.policy.overlap_decode
+        ):
+            return False
+        units = self._units(sentence)
+        spoken = sum(len(u.words) for u in sentence.frozen)
+        if spoken < len(sentence.words):
+            return False  # fed words wait for their turn (``hurry``), not hint words
+        following = next((u for u in units if u.first_word >= spoken), None)
+        if following is None:
+            return False
+        assumed = tuple(sentence.hint[: following.first_word + len(following.words) - len(sentence.words)])
+        state = copy.deepcopy(sentence)
+        state.words.extend(assumed)
+        state.hint = sentence.hint[len(assumed) :]
+        finished = self.last_sentence_latent
+        pieces = self._advance(hurry=True, sentence=state, ahead=True)
+        self.last_sentence_latent = finished
+        if self._cancelled or not pieces:
+            return False
+        self._speculation = _Speculation(sentence, len(sentence.words), assumed, state, pieces)
+        self.speculations += 1
+        return True
+
+    def _use_speculation(self, tokens: list[str], hint: Sequence[str] | None, pieces: list[AudioPiece]) -> list[str]:
+        """Deliver the speculation's pieces if ``tokens`` start with its words; returns the tokens left to feed."""
+        speculation, self._speculation = self._speculation, None
+        if speculation is None:
+            return tokens
+        n = len(speculation.assumed)
+        if not tokens and speculation.base is self._sentence:
+            # only the hint changed: keep the pieces while it still says those words come next
+            if _starts_with(_sentence_part(_tokens(hint or ())), speculation.assumed):
+                self._speculation = speculation
+            return tokens
+        if (
+            speculation.base is not self._sentence
+            or len(self._sentence.words) != speculation.base_words
+            or not _starts_with(tokens, speculation.assumed)
+        ):
+            log.debug("speculation on %s dropped: %s came", speculation.assumed, tokens)
+            return tokens
+        self.speculations_used += 1
+        self._sentence = speculation.state
+        self._sentence.words[-n:] = tokens[:n]  # as committed (punctuation may differ a little)
+        came = dict(enumerate(tokens[:n], start=speculation.base_words))
+        for made in speculation.pieces:
+            words = tuple(replace(w, text=came.get(w.index, w.text)) for w in made.words)
+            piece = replace(made, words=words, speculated=True)
+            pieces.append(piece)
+            if self.on_piece is not None:
+                self.on_piece(piece)
+        if ends_sentence(tokens[n - 1]):
+            pieces.extend(self.end_sentence())
+        return tokens[n:]
+
     def end_sentence(self) -> list[AudioPiece]:
         """The current sentence is complete: synthesize what is left of it and start a new one."""
+        self._speculation = None
         sentence = self._sentence
         sentence.complete = True
         pieces = self._advance()
@@ -120,6 +217,7 @@ class IncrementalSynthesizer:
     def cancel(self) -> None:
         """Drop what is pending; the next ``feed`` starts a new sentence."""
         self._cancelled = True
+        self._speculation = None
         self._sentence = _Sentence(self._sentence.index + 1)
 
     @property
@@ -184,8 +282,10 @@ class IncrementalSynthesizer:
             ready += 1
         return [*done, *new], len(done) + ready, len(done) + len(new)
 
-    def _advance(self, hurry: bool = False) -> list[AudioPiece]:
-        sentence = self._sentence
+    def _advance(self, hurry: bool = False, sentence: _Sentence | None = None, ahead: bool = False) -> list[AudioPiece]:
+        """Make the pieces of ``sentence`` (the current one) that may be made now. ``ahead``: for a speculation, so
+        every piece is made in a hurry and none is delivered."""
+        sentence = self._sentence if sentence is None else sentence
         pieces: list[AudioPiece] = []
         if not sentence.words:
             return pieces
@@ -195,26 +295,62 @@ class IncrementalSynthesizer:
             and sentence.next_chunk < final
             and self.policy.ready(sentence.next_chunk, whole, sentence.complete)
         ):
-            if not self._make_piece(sentence, chunks, pieces):
+            if not self._make_piece(sentence, chunks, pieces, hurried=ahead, deliver=not ahead):
                 return pieces
         # the first chunk of a sentence is never hurried: the silence before it is a pause, not a gap
         if hurry and sentence.next_chunk > 0 and not sentence.complete and not self.policy.one_piece_per_sentence:
             chunks, final, _ = self._chunks(sentence, hurry=True)
             while not self._cancelled and sentence.next_chunk < final:
-                if not self._make_piece(sentence, chunks, pieces, hurried=True):
+                # the last hurried piece gives all its audio: nothing may follow it for a while, and a word
+                # whose end waited for the next piece would be split by that wait
+                flush = sentence.next_chunk == final - 1
+                if not self._make_piece(sentence, chunks, pieces, hurried=True, flush=flush, deliver=not ahead):
                     return pieces
+        if sentence.complete and sentence.next_chunk >= len(chunks) and sentence.emitted_frames < sentence.frames_total:
+            # every chunk was made before the sentence turned out to end there (hint words that never came, or a
+            # speculation): the frames held for the next chunk's seam are all that is left to speak
+            self._tail_piece(sentence, chunks, pieces)
         return pieces
 
+    def _tail_piece(self, sentence: _Sentence, chunks: list[list[Unit]], pieces: list[AudioPiece]) -> None:
+        start = sentence.emitted_frames
+        t0 = self._timer()
+        samples = self._decode(sentence, last_chunk=True)
+        self.last_sentence_latent = sentence.latent_slice(0, sentence.frames_total)
+        piece = AudioPiece(
+            samples=samples,
+            sample_rate=self.voice.sample_rate,
+            sentence=sentence.index,
+            chunk=sentence.next_chunk,
+            words=self._piece_words(sentence, chunks, start, sentence.emitted_frames),
+            stage1_s=0.0,
+            stage2_s=self._timer() - t0,
+            sentence_end=True,
+            frame_start=start,
+            needs_word=len(sentence.words) - 1,
+            needs_sentence_end=True,
+        )
+        pieces.append(piece)
+        if self.on_piece is not None:
+            self.on_piece(piece)
+
     def _make_piece(
-        self, sentence: _Sentence, chunks: list[list[Unit]], pieces: list[AudioPiece], hurried: bool = False
+        self,
+        sentence: _Sentence,
+        chunks: list[list[Unit]],
+        pieces: list[AudioPiece],
+        hurried: bool = False,
+        flush: bool = False,
+        deliver: bool = True,
     ) -> bool:
         """Synthesize the next chunk into ``pieces``; False when a cancel came while it was being made."""
-        piece = self._synthesize(sentence, chunks, hurried)
-        if sentence is not self._sentence and not sentence.complete:
+        hurried = hurried or (self._hurrying and sentence.next_chunk > 0)
+        piece = self._synthesize(sentence, chunks, hurried, flush)
+        if deliver and sentence is not self._sentence and not sentence.complete:
             return False  # cancelled while synthesizing
         if piece is not None:
             pieces.append(piece)
-            if self.on_piece is not None:
+            if deliver and self.on_piece is not None:
                 self.on_piece(piece)
         return True
 
@@ -227,9 +363,14 @@ class IncrementalSynthesizer:
             position += len(unit.ids)
         return offsets
 
-    def _synthesize(self, sentence: _Sentence, chunks: list[list[Unit]], hurried: bool = False) -> AudioPiece | None:
+    def _synthesize(
+        self, sentence: _Sentence, chunks: list[list[Unit]], hurried: bool = False, flush: bool = False
+    ) -> AudioPiece | None:
+        """Stage I on the policy's window, then Stage II. ``flush``: decode the chunk's last δ frames too, with
+        the lookahead's latent frames (if any) as right context, instead of holding them for the next piece."""
         index = sentence.next_chunk
-        window = self.policy.window(chunks, index, sentence.complete)
+        policy = self.policy.hurried() if hurried and hasattr(self.policy, "hurried") else self.policy
+        window = policy.window(chunks, index, sentence.complete)
         covered = len(chunks) - index if self.policy.one_piece_per_sentence else 1
         last_chunk = sentence.complete and index + covered >= len(chunks)
         prefix = self.frontend.prefix_ids if window.at_start else ()
@@ -270,7 +411,8 @@ class IncrementalSynthesizer:
         sentence.done.extend(list(c) for c in chunks[index : index + covered])
 
         t0 = self._timer()
-        samples = self._decode(sentence, last_chunk)
+        right = latent[:, f1 : f1 + self.delta] if flush else None
+        samples = self._decode(sentence, last_chunk, right)
         stage2_s = self._timer() - t0
         if last_chunk:  # before the piece is delivered, so a consumer of the last piece can check its seams
             self.last_sentence_latent = np.concatenate(sentence.latent, axis=1)
@@ -292,20 +434,24 @@ class IncrementalSynthesizer:
             hurried=hurried,
         )
 
-    def _decode(self, sentence: _Sentence, last_chunk: bool) -> np.ndarray:
-        """Stage II for the frames that may be emitted now; advances ``emitted_frames``."""
+    def _decode(self, sentence: _Sentence, last_chunk: bool, flush_right: np.ndarray | None = None) -> np.ndarray:
+        """Stage II for the frames that may be emitted now; advances ``emitted_frames``. With ``flush_right`` (latent
+        frames that will probably follow) every frame is emitted, those frames serving as right context."""
         start = sentence.emitted_frames
         total = sentence.frames_total
         if not self.policy.overlap_decode:
             stop = total
             audio = self.voice.stage2(sentence.latent_slice(start, stop))
         else:
-            stop = total if last_chunk else max(total - self.delta, start)
+            stop = total if last_chunk or flush_right is not None else max(total - self.delta, start)
             if stop <= start:
                 return np.zeros(0, np.float32)
             left = min(self.delta, start)
             right = min(self.delta, total - stop)
-            wave = self.voice.stage2(sentence.latent_slice(start - left, stop + right))
+            latent = sentence.latent_slice(start - left, stop + right)
+            if flush_right is not None and flush_right.shape[1]:
+                latent = np.concatenate([latent, flush_right], axis=1)
+            wave = self.voice.stage2(latent)
             hop = self.voice.hop
             audio = wave[left * hop : (left + stop - start) * hop]
         sentence.emitted_frames = stop
@@ -334,6 +480,15 @@ def synthesize_text(synthesizer: IncrementalSynthesizer, text: str) -> tuple[np.
     pieces = synthesizer.feed(text) + synthesizer.flush()
     audio = np.concatenate([p.samples for p in pieces]) if pieces else np.zeros(0, np.float32)
     return audio, pieces
+
+
+def _starts_with(tokens: Sequence[str], assumed: Sequence[str]) -> bool:
+    """``tokens`` begin with the ``assumed`` words, up to case and punctuation."""
+    return len(tokens) >= len(assumed) and all(_bare(a) == _bare(t) for a, t in zip(assumed, tokens, strict=False))
+
+
+def _bare(word: str) -> str:
+    return "".join(c for c in word.lower() if c.isalnum() or c == "'").strip("'")
 
 
 def _tokens(words: Sequence[str] | str) -> list[str]:

@@ -40,7 +40,9 @@ class SynthesisWorker:
 
     With ``audio_in_hand`` (seconds of voice still to play at a given time) the worker hurries: when less than
     ``hurry_below_s`` is left as it handles a command, chunks whose words are final are synthesized without
-    waiting for their lookahead (``IncrementalSynthesizer.hurry``). ``tick`` gives it that chance between words.
+    waiting for their lookahead (``IncrementalSynthesizer.hurry``), and when every fed word is spoken, it makes the
+    pieces of the recognizer's next tentative words ahead (``speculate``), delivered at once if those words come.
+    ``tick`` gives it that chance between words.
     """
 
     def __init__(
@@ -155,10 +157,15 @@ class SynthesisWorker:
 
     def _handle(self, command: _Command) -> None:
         if command.kind in ("feed", "tick"):
+            made = []
             if command.kind == "feed":
-                self.synthesizer.feed(command.words, command.hint)
-            if self._should_hurry() and self.synthesizer.hurry():
+                made = self.synthesizer.feed(command.words, command.hint, hurry=self._should_hurry())
+            if self._should_hurry():
+                made += self.synthesizer.hurry()
+            if any(piece.hurried for piece in made):
                 self.hurried += 1
+            if self._should_hurry():  # still low: make the next tentative words ready in case they come
+                self.synthesizer.speculate()
         elif command.kind == "end_sentence":
             self.synthesizer.end_sentence()
         elif command.kind == "flush":
