@@ -83,6 +83,7 @@ def test_short_soak_reports_drift_cost_and_memory(two_manifest: Path, tmp_path: 
     assert report[m.LAG_DRIFT_S] is not None and abs(report[m.LAG_DRIFT_S]) < 5
     assert len(report["lag_by_window"]) == 6 and len(report["step_cost_by_window"]) == 6
     assert report["rss_mb"]["peak"] >= report["rss_mb"]["first_tenth_median"] > 100
+    assert len(report["rss_mb_by_window"]) == 6 and all(w["median"] > 100 for w in report["rss_mb_by_window"])
     assert json.loads((out / "soak.json").read_text())["config"]["minutes"] == 0.5
     for name in ("soak_lag.png", "soak_step_cost.png", "soak_memory.png"):
         _valid_png(out / name)

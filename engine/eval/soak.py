@@ -93,6 +93,7 @@ def run_soak(
         m.LAG_DRIFT_S: lag_drift_s(figures.source_ends, figures.lags),
         m.EAR_VOICE_LAG_S: aggregate(figures.lags), m.UNDERRUNS: figures.underruns(),
         "lag_by_window": _windows(*lags, total), "step_cost_by_window": _windows(*steps, total),
+        "rss_mb_by_window": _windows([t for t, _ in memory], rss, total),
         "rss_mb": {"first_tenth_median": float(np.median(rss[:tenth])) if rss else None,
                    "last_tenth_median": float(np.median(rss[-tenth:])) if rss else None,
                    "peak": max(rss, default=None)},

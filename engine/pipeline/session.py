@@ -32,6 +32,7 @@ from engine.pipeline.clock import Clock, RealClock, SimulatedClock
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.echo import EchoGate
 from engine.pipeline.keys import SentenceKeys
+from engine.pipeline.memory import MemoryTrimmer
 from engine.pipeline.models import Models
 from engine.pipeline.recorder import SessionRecorder
 from engine.pipeline.summary import SessionFigures
@@ -175,6 +176,7 @@ class ShadowSession:
         self._source_origin_s: float | None = None  # session time of the capture clock's zero
         self._echo: EchoGate | None = None
         self._worker: SynthesisWorker | None = None
+        self.trimmer = MemoryTrimmer()  # called from the recognizer's thread, between its steps
 
     # ----- public API
     def run_file(self, audio: np.ndarray | LongAudio, realtime: bool = False, output_device: object = None,
@@ -407,6 +409,7 @@ class ShadowSession:
         elif self._worker is not None:
             self._worker.tick(at_s=step.at_s)
         self.listener.on_tentative([w.text for w in step.tentative])
+        self.trimmer.maybe_trim()
 
     def _on_piece(self, piece: AudioPiece) -> None:
         if self._cancel.is_set():

@@ -62,6 +62,9 @@ def split_words(text: str) -> list[str]:
     return words
 
 
+PHONEMIZE_CACHE = 512
+
+
 class FrontEnd:
     """Phonemizes word lists into units for one voice (espeak-ng as bundled with piper-tts)."""
 
@@ -74,7 +77,9 @@ class FrontEnd:
         for symbol in (BOS, EOS, PAD, SPACE):
             if symbol not in self._id_map:
                 raise ValueError(f"the voice's phoneme map has no {symbol!r}")
-        self._phonemize_cached = lru_cache(maxsize=4096)(self._phonemize_uncached)
+        # a sentence's prefixes are phonemized again as its words arrive; older sentences are never asked for again,
+        # and a long session filled 4096 entries with them (tracemalloc: ~0.4 MB a minute until full)
+        self._phonemize_cached = lru_cache(maxsize=PHONEMIZE_CACHE)(self._phonemize_uncached)
 
     def _phonemize_uncached(self, text: str) -> tuple[str, ...]:
         sentences = self._espeak.phonemize(self.config.espeak_voice, text)
