@@ -130,12 +130,14 @@ def gen_vs_audio_by_chunk(out: Path, runs: dict) -> str:
 
 def wer_vs_latency(out: Path, results: dict) -> str:
     fig, ax = plt.subplots(figsize=(6, 4))
-    for name, r in results.items():
+    for i, (name, r) in enumerate(results.items()):
         latency = r[m.COMMIT_LATENCY_S]["median"]
         if latency is None:
             continue
         ax.plot(latency, r[m.WER_COMMITTED], "o")
-        ax.annotate(name, (latency, r[m.WER_COMMITTED]), textcoords="offset points", xytext=(4, 4), fontsize=7)
+        # labels alternate above and below their points: policies of similar latency and WER sit close together
+        ax.annotate(name, (latency, r[m.WER_COMMITTED]), textcoords="offset points",
+                    xytext=(4, 4 if i % 2 == 0 else -11), fontsize=7)  # fmt: skip
     return _finish(
         fig,
         ax,
