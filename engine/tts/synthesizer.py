@@ -127,8 +127,8 @@ class IncrementalSynthesizer:
 
     def speculate(self) -> bool:
         """The voice is about to run out and every fed word is spoken: make the pieces of the first hint words now,
-        as if they had been fed, and keep them. If the next ``feed`` brings exactly those words, they are delivered
-        at once; otherwise they are dropped. Returns whether pieces were made.
+        as if they had been fed, and keep them. If the next ``feed`` brings those words, they are delivered at once;
+        otherwise they are dropped. Returns whether pieces were made.
 
         A word committed just before the voice runs out cannot be synthesized in time (Stage I takes longer than
         what is left to play); the recognizer's tentative words are usually the next ones it commits. Their
