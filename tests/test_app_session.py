@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -168,12 +169,22 @@ def test_screenshot_of_a_session_under_xvfb(virtual_audio, speech_dir, speech_ma
     wav = speech_dir / _entry(speech_manifest, "ls_1995-1837-0001")["wav"]
     env = {**os.environ, **virtual_audio.env(), "QT_QPA_PLATFORM": "xcb",
            paths.ENV_DATA_DIR: str(tmp_path / "data"), paths.ENV_CONFIG_DIR: str(tmp_path / "config")}  # fmt: skip
-    result = subprocess.run(
-        ["xvfb-run", "-a", "-s", "-screen 0 1280x900x24", str(Path(os.sys.executable)), "-m", "engine", "gui",
-         "--shadow", str(wav), "--screenshot", str(png), "--screenshot-after", "14"],
-        capture_output=True, text=True, timeout=180, env=env,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr[-2000:]
+    app = [str(Path(os.sys.executable)), "-X", "faulthandler", "-m", "engine", "gui"]
+    command = ["xvfb-run", "-a", "-s", "-screen 0 1280x900x24", *app,
+               "--shadow", str(wav), "--screenshot", str(png), "--screenshot-after", "14"]  # fmt: skip
+    # Its own process group, so a hang kills the app too, not only xvfb-run (SIGABRT first: faulthandler prints
+    # every thread's stack, which says where it hung).
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                               start_new_session=True)  # fmt: skip
+    try:
+        _, stderr = process.communicate(timeout=180)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGABRT)
+        time.sleep(2)
+        os.killpg(process.pid, signal.SIGKILL)
+        _, stderr = process.communicate()
+        pytest.fail(f"the app did not exit within 180 s:\n{stderr[-6000:]}")
+    assert process.returncode == 0, stderr[-2000:]
     image = QImage(str(png))
     assert image.width() >= 800 and image.height() >= 600
     colours = {image.pixel(x, y) for x in range(0, image.width(), 7) for y in range(0, image.height(), 7)}

@@ -98,3 +98,32 @@ def test_worker_hurries_only_when_the_voice_runs_low(voice: TwoStageVoice, in_ha
     assert worker.wait_idle(60)
     worker.close()
     assert [w.text for p in pieces for w in p.words] == words  # each word once, in order, either way
+
+
+def test_close_from_two_threads_at_once(virtual_audio: va.VirtualAudio) -> None:
+    """A cancel from the window races the session's own end: both close the player, which must neither hang nor
+    raise (PortAudio must not stop or close one stream from two threads)."""
+    import threading
+
+    for _ in range(10):
+        player = Player(22050)
+        player.start()
+        player.enqueue(np.zeros(22050, np.float32))
+        barrier = threading.Barrier(2)
+        errors: list[BaseException] = []
+
+        def close(player: Player = player, barrier: threading.Barrier = barrier, errors: list = errors) -> None:
+            barrier.wait()
+            try:
+                player.close()
+            except BaseException as exc:  # noqa: BLE001 - the test reports it
+                errors.append(exc)
+
+        threads = [threading.Thread(target=close, daemon=True) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=10)
+        assert not any(thread.is_alive() for thread in threads), "closing the player hung"
+        assert errors == []
+        player.close()  # and once more afterwards

@@ -80,6 +80,7 @@ class Player:
         self.stats = PlayerStats()
         self._stream = None
         self._lock = threading.Lock()
+        self._close_lock = threading.Lock()
 
     def _negotiate_rate(self) -> int:
         """The source rate when the device takes it, else the device's own default rate (we resample)."""
@@ -120,7 +121,8 @@ class Player:
 
     @property
     def output_latency_s(self) -> float:
-        return float(self._stream.latency) if self._stream is not None else 0.0
+        stream = self._stream
+        return float(stream.latency) if stream is not None else 0.0
 
     # ----- producer side
     def enqueue(self, samples: np.ndarray, key: object = None, last: bool = False) -> None:
@@ -227,11 +229,16 @@ class Player:
             raise AudioDeviceError(f"the output device {self.device!r} stopped playing (unplugged?)")
 
     def close(self) -> None:
-        if self._stream is not None:
-            self._stream.stop()
-            self._stream.close()
-            self._stream = None
-        self._ring.close()
+        """Release the device. Safe to call twice and from two threads at once: a cancel from the window races the
+        session's own end, and PortAudio must not stop or close one stream from two threads."""
+        with self._close_lock:
+            stream, self._stream = self._stream, None
+            if stream is not None:
+                try:
+                    stream.stop()
+                finally:
+                    stream.close()
+            self._ring.close()
 
     def __enter__(self) -> Player:
         self.start()
