@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -54,3 +56,13 @@ def test_missing_model_is_a_clear_error(tmp_path: Path) -> None:
     broken.write_bytes(b"not a model")
     with pytest.raises(VadError, match="cannot load"):
         SileroVad(broken)
+
+
+def test_finding_the_bundled_model_does_not_import_torch() -> None:
+    """silero-vad's package imports torch (~200 MB, a second of start-up); only its ONNX file is used."""
+    code = (
+        "import sys; from engine.asr.vad import SileroVad; vad = SileroVad(); "
+        "print(vad.probabilities(__import__('numpy').zeros(16000, 'float32')).size, 'torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.split() == ["31", "False"]
