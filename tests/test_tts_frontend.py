@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from engine.tts import espeak
 from engine.tts.chunker import ChunkSizes, chunk_units
 from engine.tts.frontend import FrontEnd, Unit, ends_sentence, split_words
 from engine.tts.voice import VoiceConfig, bundled_voice_paths
@@ -91,3 +92,34 @@ def test_chunks_are_minimal_runs_of_whole_units(frontend: FrontEnd) -> None:
     assert all(sum(u.n_phonemes for u in c) >= 12 for c in partial)
     with pytest.raises(ValueError):
         ChunkSizes(first=0)
+
+
+ODD_TEXTS = (
+    "He walked out of the room.",
+    "At 10:30, Dr. Smith paid $5; the café's résumé was naïve: über-cool!",
+    "What? Well... (quietly) one, two, three.",
+    "Zürich, señor, e.g. the U.S.A.",
+    "",
+)
+
+
+def test_espeak_gives_what_pipers_phonemizer_gives() -> None:
+    from piper.phonemize_espeak import EspeakPhonemizer
+
+    pipers = [EspeakPhonemizer().phonemize("en-us", text) for text in ODD_TEXTS]
+    assert [espeak.phonemize("en-us", text) for text in ODD_TEXTS] == pipers
+
+
+def test_espeak_selects_the_voice_only_when_it_changes(frontend: FrontEnd, monkeypatch: pytest.MonkeyPatch) -> None:
+    """espeak-ng keeps ~1.4 kB each time a voice is selected; piper's phonemizer selects it on every call."""
+    from piper import espeakbridge
+
+    selected: list[str] = []
+    set_voice = espeakbridge.set_voice
+    monkeypatch.setattr(espeakbridge, "set_voice", lambda voice: (selected.append(voice), set_voice(voice))[1])
+    monkeypatch.setattr(espeak, "_selected_voice", None)
+    for count in range(20):
+        assert frontend.phonemize(f"the words of call number {count}")
+    espeak.phonemize("de", "the same words again")
+    espeak.phonemize("en-us", "the same words again")
+    assert selected == ["en-us", "de", "en-us"]

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from engine.tts import espeak
 from engine.tts.voice import VoiceConfig
 
 log = logging.getLogger(__name__)
@@ -69,10 +70,7 @@ class FrontEnd:
     """Phonemizes word lists into units for one voice (espeak-ng as bundled with piper-tts)."""
 
     def __init__(self, config: VoiceConfig) -> None:
-        from piper.phonemize_espeak import EspeakPhonemizer
-
         self.config = config
-        self._espeak = EspeakPhonemizer()
         self._id_map = config.phoneme_id_map
         for symbol in (BOS, EOS, PAD, SPACE):
             if symbol not in self._id_map:
@@ -82,7 +80,7 @@ class FrontEnd:
         self._phonemize_cached = lru_cache(maxsize=PHONEMIZE_CACHE)(self._phonemize_uncached)
 
     def _phonemize_uncached(self, text: str) -> tuple[str, ...]:
-        sentences = self._espeak.phonemize(self.config.espeak_voice, text)
+        sentences = espeak.phonemize(self.config.espeak_voice, text)
         flat: list[str] = []
         for sentence in sentences:
             if flat and flat[-1] != SPACE and sentence:
