@@ -1,22 +1,70 @@
-"""espeak-ng as bundled with piper-tts, with its voice selected only when it changes.
+"""espeak-ng as bundled with piper-tts, called so that a long session does not leak.
 
-piper's ``EspeakPhonemizer.phonemize`` selects the voice on every call, and espeak-ng keeps ~1.4 kB each time a
-voice is selected (measured: +27 MB of resident memory over 20 000 selections). The front end phonemizes every
-prefix of a sentence as its words arrive, so over a long session that was a steady leak. espeak-ng's state is
-global to the process: one lock and one selected voice for every caller.
+piper's phonemizer leaks on every call, in two ways (measured in loops of 20 000 calls): it selects the voice each
+time, and espeak-ng keeps ~1.4 kB per selection (+27 MB); and its bridge's ``get_phonemes`` keeps one reference too
+many to each clause it returns, so every result stays in memory (~0.4 kB a call, +7 MB). The front end phonemizes
+every prefix of a sentence as its words arrive (~240 calls a minute in a session). Here the voice is selected only
+when it changes, and clauses come from espeak-ng's own C function ``espeak_TextToPhonemesWithTerminator``, which the
+bridge's library exports, through ctypes (flat over 60 000 calls). espeak-ng's state is global to the process: one
+lock and one selected voice for every caller.
 """
 
 from __future__ import annotations
 
+import ctypes
 import re
 import threading
 import unicodedata
 
 _lock = threading.Lock()
-_initialized = False
+_library: ctypes.CDLL | None = None
 _selected_voice: str | None = None
 _LANGUAGE_SWITCH = re.compile(r"\([^)]+\)")  # "(fr)" … "(en)" around words espeak reads in another language
+
+_TEXT_AUTO = 0  # espeakCHARS_AUTO: UTF-8 text
+_PHONEMES_IPA = 0x02
+_CLAUSE_BITS = 0x000FFFFF  # the terminator's clause description (pause, intonation, type)
+_SENTENCE = 0x00080000  # the clause ends a sentence
+_CLAUSE = 0x00040000  # the clause ends within its sentence
+_FULL_STOP, _COMMA, _QUESTION, _EXCLAMATION = 0x0000, 0x1000, 0x2000, 0x3000  # intonation
+# clause descriptions espeak-ng gives for punctuation the voices know (pause in 10 ms units | intonation | type)
+_PUNCTUATION = {
+    40 | _FULL_STOP | _SENTENCE: ".",
+    40 | _QUESTION | _SENTENCE: "?",
+    45 | _EXCLAMATION | _SENTENCE: "!",
+    20 | _COMMA | _CLAUSE: ",",
+    30 | _FULL_STOP | _CLAUSE: ":",
+    30 | _COMMA | _CLAUSE: ";",
+}
 _CLAUSE_PAUSES = (",", ":", ";")  # a clause ending in one of these is followed by a space within its sentence
+
+
+def _load() -> ctypes.CDLL:
+    from piper import espeakbridge
+    from piper.phonemize_espeak import ESPEAK_DATA_DIR
+
+    espeakbridge.initialize(str(ESPEAK_DATA_DIR))
+    library = ctypes.CDLL(espeakbridge.__file__)  # the same loaded library, so the same espeak-ng state
+    function = library.espeak_TextToPhonemesWithTerminator
+    function.restype = ctypes.c_char_p
+    function.argtypes = [
+        ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_int)
+    ]  # fmt: skip
+    return library
+
+
+def _clauses(library: ctypes.CDLL, text: str) -> list[tuple[str, int]]:
+    """espeak-ng's clauses of ``text``: phonemes and terminator. Call with the lock held."""
+    buffer = ctypes.create_string_buffer(text.encode("utf-8"))
+    position = ctypes.c_void_p(ctypes.addressof(buffer))  # espeak-ng moves it clause by clause, NULL at the end
+    terminator = ctypes.c_int(0)
+    clauses = []
+    while position.value:
+        phonemes = library.espeak_TextToPhonemesWithTerminator(
+            ctypes.byref(position), _TEXT_AUTO, _PHONEMES_IPA, ctypes.byref(terminator)
+        )
+        clauses.append(((phonemes or b"").decode("utf-8"), terminator.value & _CLAUSE_BITS))
+    return clauses
 
 
 def phonemize(voice: str, text: str) -> list[list[str]]:
@@ -26,26 +74,25 @@ def phonemize(voice: str, text: str) -> list[list[str]]:
     punctuation does not end the sentence; symbols are Unicode code points after NFD decomposition, so an accent is
     a symbol of its own, as the voices expect.
     """
-    from piper import espeakbridge
-    from piper.phonemize_espeak import ESPEAK_DATA_DIR
-
-    global _initialized, _selected_voice
+    global _library, _selected_voice
     with _lock:
-        if not _initialized:
-            espeakbridge.initialize(str(ESPEAK_DATA_DIR))
-            _initialized = True
+        if _library is None:
+            _library = _load()
         if voice != _selected_voice:
+            from piper import espeakbridge
+
             espeakbridge.set_voice(voice)
             _selected_voice = voice
-        clauses = espeakbridge.get_phonemes(text)
+        clauses = _clauses(_library, text)
     sentences: list[list[str]] = []
     current: list[str] = []
-    for phonemes, terminator, ends_sentence in clauses:
-        clause = _LANGUAGE_SWITCH.sub("", phonemes) + terminator
-        if terminator in _CLAUSE_PAUSES:
+    for phonemes, terminator in clauses:
+        punctuation = _PUNCTUATION.get(terminator, "")
+        clause = _LANGUAGE_SWITCH.sub("", phonemes) + punctuation
+        if punctuation in _CLAUSE_PAUSES:
             clause += " "
         current.extend(unicodedata.normalize("NFD", clause))
-        if ends_sentence:
+        if terminator & _SENTENCE:
             sentences.append(current)
             current = []
     if current:
