@@ -145,7 +145,8 @@ def _shadow_config(args: argparse.Namespace):  # noqa: ANN202 - ShadowConfig, im
 
     return ShadowConfig(
         backend=args.backend, model=args.model, commit=args.commit, tts_policy=args.policy, k=args.k,
-        first_chunk=args.first_chunk, chunk=args.chunk, voice=args.voice, echo_guard=args.echo_guard,
+        first_chunk=args.first_chunk, chunk=args.chunk, phrase_chunk=args.phrase_chunk, voice=args.voice,
+        echo_guard=args.echo_guard,
         input_device=_device(args.input), output_device=_device(args.output), voice_rate=args.voice_rate,
         tentative_lookahead=not args.final_lookahead, hurry_below_s=args.hurry,
     )  # fmt: skip
@@ -407,8 +408,12 @@ def build_parser() -> argparse.ArgumentParser:
     shadow.add_argument("--commit", default="la2", help="la2 (default), hold2, waitk or offline")
     shadow.add_argument("--policy", choices=("lookahead", "full", "naive"), default="lookahead")
     shadow.add_argument("--k", type=int, default=1, help="lookahead chunks (1)")
-    shadow.add_argument("--first-chunk", type=int, default=18, metavar="PHONEMES", help="first chunk size (18)")
+    shadow.add_argument("--first-chunk", type=int, default=12, metavar="PHONEMES", help="first chunk size (12)")
     shadow.add_argument("--chunk", type=int, default=12, metavar="PHONEMES", help="later chunk size (12)")
+    shadow.add_argument(
+        "--phrase-chunk", type=int, default=24, metavar="PHONEMES",
+        help="after a comma, wait for this many phonemes of final words (24; 0 = no pause)",
+    )  # fmt: skip
     shadow.add_argument("--voice", metavar="ONNX", help="a Piper voice (.onnx beside its .onnx.json)")
     shadow.add_argument("--voice-rate", type=float, default=1.0, help="speaking rate of the voice (1.0)")
     shadow.add_argument(

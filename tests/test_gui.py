@@ -67,6 +67,7 @@ def test_settings_persist_between_windows(qtbot, virtual_audio: va.VirtualAudio)
     other = (first.output_combo.currentIndex() + 1) % first.output_combo.count()
     chosen = first.output_combo.itemData(other)
     first.output_combo.setCurrentIndex(other)
+    first.settings_panel.phrase_chunk.setValue(17)
     first.close()
     assert settings_path().exists()
     assert app_settings().value(KEY_OUTPUT_DEVICE) == chosen
@@ -74,6 +75,8 @@ def test_settings_persist_between_windows(qtbot, virtual_audio: va.VirtualAudio)
     second = MainWindow()
     qtbot.addWidget(second)
     assert second.output_combo.currentData() == chosen
+    assert second.settings_panel.phrase_chunk.value() == 17
+    assert second.settings_panel.config(None, None).phrase_chunk == 17
     assert (second.width(), second.height()) == (701, 433)
 
 

@@ -104,4 +104,6 @@ def test_config_rejects_bad_values() -> None:
         ShadowConfig(echo_guard="loud")
     with pytest.raises(ValueError, match="voice rate"):
         ShadowConfig(voice_rate=5.0)
+    with pytest.raises(ValueError, match="phrase chunk"):
+        ShadowConfig(phrase_chunk=-1)
     assert ShadowConfig.from_dict({"k": 2, "unknown": 1}).k == 2

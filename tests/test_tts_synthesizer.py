@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from engine.tts.chunker import ChunkSizes
 from engine.tts.policies import LookaheadPolicy, make_policy
 from engine.tts.quality import snr_db, word_distances_db
 from engine.tts.synthesizer import IncrementalSynthesizer, synthesize_text
@@ -249,3 +250,52 @@ def test_a_sentence_ended_after_its_last_chunk_keeps_its_held_frames(voice: TwoS
     assert pieces[-1].sentence_end and synthesizer.last_sentence_latent is not None
     total = sum(p.samples.size for p in pieces)
     assert total == synthesizer.last_sentence_latent.shape[1] * voice.hop  # every frame spoken
+
+
+PHRASED = "When forty winters shall besiege thy brow, and dig deep trenches in thy beauty's field, thy youth"
+
+
+def _spoken_through_the_comma(voice: TwoStageVoice, phrase: int) -> tuple[IncrementalSynthesizer, list[str]]:
+    """Fed one by one with the next word as hint and hurried each time, up to "brow," (all of it spoken)."""
+    words = PHRASED.split()
+    synthesizer = IncrementalSynthesizer(voice, make_policy("lookahead-1"), ChunkSizes(12, 12, phrase))
+    pieces = []
+    for i in range(7):
+        pieces += synthesizer.feed([words[i]], hint=words[i + 1 : i + 2])
+        pieces += synthesizer.hurry()
+    assert [w.text for p in pieces for w in p.words] == words[:7]
+    return synthesizer, words
+
+
+def test_after_a_comma_a_hurry_waits_for_a_whole_phrase_chunk(voice: TwoStageVoice) -> None:
+    synthesizer, words = _spoken_through_the_comma(voice, phrase=18)
+    made = []
+    for i in range(7, 10):  # "and dig deep": 12 phonemes, fewer than 18
+        made += synthesizer.feed([words[i]], hint=words[i + 1 : i + 2])
+        made += synthesizer.hurry()
+        assert made == []
+        if i < 9:  # with one hint word, not enough to make ahead either (with "deep" fed, "trenches" would be)
+            assert not synthesizer.speculate()
+    made += synthesizer.feed([words[10]], hint=words[11:12])  # "trenches": 21 phonemes in all
+    made += synthesizer.hurry()
+    assert [w.text for p in made for w in p.words] == words[7:11]
+    assert made[0].phrase_start and made[0].hurried
+    after = synthesizer.feed([words[11]], hint=words[12:13]) + synthesizer.hurry()  # inside the phrase: at once
+    assert [w.text for p in after for w in p.words] == ["in"] and not after[0].phrase_start
+
+
+def test_without_phrase_chunks_a_hurry_speaks_the_word_after_a_comma_at_once(voice: TwoStageVoice) -> None:
+    synthesizer, words = _spoken_through_the_comma(voice, phrase=0)
+    made = synthesizer.feed([words[7]], hint=words[8:9]) + synthesizer.hurry()
+    assert [w.text for p in made for w in p.words] == ["and"] and not made[0].phrase_start
+
+
+def test_after_a_comma_a_speculation_completes_the_phrase_chunk_from_the_hint(voice: TwoStageVoice) -> None:
+    synthesizer, words = _spoken_through_the_comma(voice, phrase=18)
+    assert synthesizer.feed([words[7]], hint=words[8:12]) + synthesizer.hurry() == []
+    assert synthesizer.speculate()  # "and" + hint "dig deep trenches": a whole phrase chunk, made ahead
+    made = synthesizer.feed(words[8:11], hint=words[11:12])
+    assert made and all(p.speculated for p in made) and synthesizer.speculations_used == 1
+    assert [w.text for p in made for w in p.words] == words[7:11]
+    rest = synthesizer.feed(words[11:]) + synthesizer.flush()
+    assert [w.text for p in [*made, *rest] for w in p.words] == words[7:]

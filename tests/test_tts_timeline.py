@@ -35,3 +35,12 @@ def test_gap_counts_sorts_silences_by_cause() -> None:
     gaps.add(0.5, gap_start_s=6.0, inputs_at_s=6.3)  # words came after the voice ran out: the speaker
     gaps.add(0.7, gap_start_s=8.0, inputs_at_s=7.0, sentence_start=True)  # a new sentence
     assert (gaps.underruns, gaps.gap_s, gaps.starved_s, gaps.pause_s) == (1, 0.2, 0.5, 0.7)
+    assert gaps.phrase_pause_s == 0.0
+
+
+def test_a_pause_after_a_comma_is_starved_time_and_is_also_counted_apart() -> None:
+    gaps = GapCounts()
+    gaps.add(0.4, gap_start_s=3.0, inputs_at_s=3.2, phrase_start=True)  # waited for the phrase's words
+    gaps.add(0.1, gap_start_s=5.0, inputs_at_s=4.8, phrase_start=True)  # its words were in: still compute
+    assert (gaps.starved_s, gaps.phrase_pause_s) == (0.4, 0.4)
+    assert (gaps.underruns, gaps.gap_s) == (1, 0.1)

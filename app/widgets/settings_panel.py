@@ -64,6 +64,14 @@ class SettingsPanel(QWidget):
         self.first_chunk.setRange(4, 60)
         self.chunk = QSpinBox()
         self.chunk.setRange(4, 60)
+        self.phrase_chunk = QSpinBox()
+        self.phrase_chunk.setRange(0, 60)
+        self.phrase_chunk.setSpecialValueText("no pause")
+        self.phrase_chunk.setToolTip(
+            "After a comma (or ; :) the voice resumes only once this many phonemes of the next words are final, "
+            "as a reader pauses there: it keeps its lag steady instead of falling into word-by-word speech. "
+            "0 = no pause."
+        )
         self.voice = QLineEdit()
         self.voice.setPlaceholderText("bundled en_US-joe-medium")
         self.voice_browse = QPushButton("Browse…")
@@ -100,6 +108,7 @@ class SettingsPanel(QWidget):
         form.addRow("Lookahead k (chunks)", self.k)
         form.addRow("First chunk (phonemes)", self.first_chunk)
         form.addRow("Later chunks (phonemes)", self.chunk)
+        form.addRow("After a comma (phonemes)", self.phrase_chunk)
         form.addRow("Voice", _path_row(self.voice, self.voice_browse))
         form.addRow("Voice rate", self.voice_rate)
         form.addRow("", self.tentative_lookahead)
@@ -108,7 +117,7 @@ class SettingsPanel(QWidget):
         self.load()
         for combo in (self.source, self.backend, self.commit, self.echo_guard):
             combo.currentIndexChanged.connect(self._save)
-        for spin in (self.k, self.first_chunk, self.chunk, self.voice_rate, self.hurry):
+        for spin in (self.k, self.first_chunk, self.chunk, self.phrase_chunk, self.voice_rate, self.hurry):
             spin.valueChanged.connect(self._save)
         self.tentative_lookahead.toggled.connect(self._save)
         for edit in (self.source_file, self.model, self.voice):
@@ -148,6 +157,7 @@ class SettingsPanel(QWidget):
         self.k.setValue(int(value("k", d.k, int)))
         self.first_chunk.setValue(int(value("first_chunk", d.first_chunk, int)))
         self.chunk.setValue(int(value("chunk", d.chunk, int)))
+        self.phrase_chunk.setValue(int(value("phrase_chunk", d.phrase_chunk, int)))
         self.voice.setText(str(value("voice", "", str)))
         self.voice_rate.setValue(float(value("voice_rate", d.voice_rate, float)))
         self.hurry.setValue(float(value("hurry_below_s", d.hurry_below_s, float)))
@@ -160,7 +170,8 @@ class SettingsPanel(QWidget):
             "source": self.source.currentText(), "source_file": self.source_file.text(),
             "backend": self.backend.currentText(), "model": self.model.text(), "commit": self.commit.currentText(),
             "k": self.k.value(), "first_chunk": self.first_chunk.value(), "chunk": self.chunk.value(),
-            "voice": self.voice.text(), "voice_rate": self.voice_rate.value(), "hurry_below_s": self.hurry.value(),
+            "phrase_chunk": self.phrase_chunk.value(), "voice": self.voice.text(),
+            "voice_rate": self.voice_rate.value(), "hurry_below_s": self.hurry.value(),
             "echo_guard": self.echo_guard.currentText(),
             "tentative_lookahead": self.tentative_lookahead.isChecked(),
         }.items():  # fmt: skip
@@ -177,7 +188,8 @@ class SettingsPanel(QWidget):
         return ShadowConfig(
             backend=self.backend.currentText(), model=self.model.text().strip() or None,
             commit=self.commit.currentText(), k=self.k.value(), first_chunk=self.first_chunk.value(),
-            chunk=self.chunk.value(), voice=self.voice.text().strip() or None, voice_rate=self.voice_rate.value(),
+            chunk=self.chunk.value(), phrase_chunk=self.phrase_chunk.value(),
+            voice=self.voice.text().strip() or None, voice_rate=self.voice_rate.value(),
             echo_guard=self.echo_guard.currentText(), input_device=input_device, output_device=output_device,
             tentative_lookahead=self.tentative_lookahead.isChecked(), hurry_below_s=self.hurry.value(),
         )  # fmt: skip

@@ -75,6 +75,7 @@ def aggregate_reports(reports: list[dict], entries: list[dict], offline_texts: d
         m.UNDERRUNS: sum(r[m.UNDERRUNS] for r in reports),
         m.GAP_S: sum(r[m.GAP_S] for r in reports),
         m.STARVED_S: sum(r[m.STARVED_S] for r in reports),
+        "phrase_pause_s": sum(r.get("phrase_pause_s", 0.0) for r in reports),
         "hurried_pieces": sum(r.get("hurried_pieces", 0) for r in reports),
         "speculated_pieces": sum(r.get("speculated_pieces", 0) for r in reports),
         m.COMMIT_LATENCY_S: aggregate([x for r in reports for x in r["commit_latency_values_s"]]),

@@ -55,7 +55,8 @@ def format_table(report: dict) -> str:
         f"({lag['n']} words)",
         f"chunk_delay_s median {r[m.CHUNK_DELAY_S]['median']:.2f} s; commit_latency_s median "
         f"{r[m.COMMIT_LATENCY_S]['median']:.2f} s; first_audio_s median {r[m.FIRST_AUDIO_S]['median']:.3f} s",
-        f"underruns {r[m.UNDERRUNS]} ({r[m.GAP_S]:.2f} s); starved_s {r[m.STARVED_S]:.1f} s; hurried pieces "
+        f"underruns {r[m.UNDERRUNS]} ({r[m.GAP_S]:.2f} s); starved_s {r[m.STARVED_S]:.1f} s (at commas "
+        f"{r['phrase_pause_s']:.1f} s); hurried pieces "
         f"{r['hurried_pieces']}, of them made ahead {r['speculated_pieces']}; lag_drift_s on the "
         f"long passage {'-' if drift is None else f'{drift:+.3f} s/min'}",
         f"wer_committed {r[m.WER_COMMITTED]:.3f}; wer_spoken {r[m.WER_SPOKEN]:.3f}",

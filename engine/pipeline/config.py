@@ -14,8 +14,9 @@ class ShadowConfig:
     commit: str = "la2"
     tts_policy: str = "lookahead"
     k: int = 1
-    first_chunk: int = 18
+    first_chunk: int = 12
     chunk: int = 12
+    phrase_chunk: int = 24  # after a comma (; :) the voice resumes with this many phonemes of final words; 0: off
     delta: int = 12
     tentative_lookahead: bool = True  # the recognizer's tentative words may serve as the voice's lookahead
     hurry_below_s: float = 1.0  # with less voice than this left mid-sentence, speak without waiting for lookahead
@@ -32,8 +33,8 @@ class ShadowConfig:
     def __post_init__(self) -> None:
         if self.echo_guard not in ECHO_GUARDS:
             raise ValueError(f"echo guard must be one of {', '.join(ECHO_GUARDS)}, not {self.echo_guard!r}")
-        if self.k < 0 or self.first_chunk < 1 or self.chunk < 1 or self.delta < 0:
-            raise ValueError("k and delta must be >= 0 and chunk sizes >= 1")
+        if self.k < 0 or self.first_chunk < 1 or self.chunk < 1 or self.delta < 0 or self.phrase_chunk < 0:
+            raise ValueError("k, delta and the phrase chunk must be >= 0 and chunk sizes >= 1")
         if not 0.5 <= self.voice_rate <= 2.0:
             raise ValueError(f"voice rate must be between 0.5 and 2, not {self.voice_rate}")
         if self.hurry_below_s < 0:

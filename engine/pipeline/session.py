@@ -280,7 +280,7 @@ class ShadowSession:
         synthesizer = IncrementalSynthesizer(
             voice,
             make_policy(self.config.tts_policy, k=self.config.k),
-            ChunkSizes(self.config.first_chunk, self.config.chunk),
+            ChunkSizes(self.config.first_chunk, self.config.chunk, self.config.phrase_chunk),
             self.config.delta,
         )
         if play:

@@ -86,7 +86,7 @@ class SessionFigures:
             if self._previous_end is not None:
                 gap = start_s - self._previous_end
                 if gap > GAP_EPSILON_S:
-                    self.gaps.add(gap, self._previous_end, words_at_s, sentence_start=piece.chunk == 0)
+                    self.gaps.add(gap, self._previous_end, words_at_s, piece.chunk == 0, piece.phrase_start)
             if computed:
                 self._previous_end = end_s
             else:
@@ -141,6 +141,7 @@ class SessionFigures:
                 m.GAP_S: self.gaps.gap_s,
                 m.STARVED_S: self.gaps.starved_s,
                 "sentence_pause_s": self.gaps.pause_s,
+                "phrase_pause_s": self.gaps.phrase_pause_s,  # included in starved_s
                 "hurried_pieces": self.hurried,
                 "speculated_pieces": self.speculated,
                 **self.asr_figures,

@@ -164,6 +164,12 @@ class FrontEnd:
 
 
 _SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*$")
+_PHRASE_END = re.compile(r"[,;:]+[\"')\]]*$")
+
+
+def ends_phrase(word: str) -> bool:
+    """True for a word that closes a phrase inside a sentence ("brow,", "so;", "this:")."""
+    return bool(_PHRASE_END.search(word))
 
 
 def ends_sentence(word: str) -> bool:

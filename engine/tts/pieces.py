@@ -34,6 +34,7 @@ class AudioPiece:
     needs_sentence_end: bool = False  # the piece could only be made once the sentence was complete
     hurried: bool = False  # made before its lookahead was there, because the voice was about to run out
     speculated: bool = False  # made from the recognizer's tentative words before they were committed
+    phrase_start: bool = False  # the first chunk after a phrase's end inside its sentence ("brow, | and dig")
 
     @property
     def gen_s(self) -> float:

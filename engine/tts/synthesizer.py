@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from engine.tts.chunker import ChunkSizes, chunk_units
-from engine.tts.frontend import FrontEnd, Unit, ends_sentence, split_words
+from engine.tts.frontend import FrontEnd, Unit, ends_phrase, ends_sentence, split_words
 from engine.tts.pieces import AudioPiece, PieceWord
 from engine.tts.policies import LookaheadPolicy, TtsPolicy
 from engine.tts.voice import LATENT_CHANNELS, TwoStageVoice
@@ -147,12 +147,20 @@ class IncrementalSynthesizer:
             return False
         units = self._units(sentence)
         spoken = sum(len(u.words) for u in sentence.frozen)
-        if spoken < len(sentence.words):
+        phrase_start = self._at_phrase_start(sentence)
+        if spoken < len(sentence.words) and not phrase_start:
             return False  # fed words wait for their turn (``hurry``), not hint words
-        following = next((u for u in units if u.first_word >= spoken), None)
-        if following is None:
+        # the hint words up to the end of the first unit that needs one; after a phrase's end, up to a whole chunk
+        needed = self._sizes(sentence).first if phrase_start else 1
+        count = 0
+        for unit in (u for u in units if u.first_word >= spoken):
+            count += unit.n_phonemes
+            end = unit.first_word + len(unit.words)
+            if end > len(sentence.words) and count >= needed:
+                break
+        else:
             return False
-        assumed = tuple(sentence.hint[: following.first_word + len(following.words) - len(sentence.words)])
+        assumed = tuple(sentence.hint[: end - len(sentence.words)])
         state = copy.deepcopy(sentence)
         state.words.extend(assumed)
         state.hint = sentence.hint[len(assumed) :]
@@ -225,6 +233,21 @@ class IncrementalSynthesizer:
         return len(self._sentence.words)
 
     # ----- internals
+    def _at_phrase_start(self, sentence: _Sentence) -> bool:
+        """The last word spoken ends a phrase inside the sentence ("brow,")."""
+        if not self.sizes.phrase:
+            return False
+        spoken = sum(len(u.words) for u in sentence.frozen)
+        return 0 < spoken <= len(sentence.words) and ends_phrase(sentence.words[spoken - 1])
+
+    def _sizes(self, sentence: _Sentence) -> ChunkSizes:
+        """Chunk sizes for what is left of the sentence: its first chunk is a sentence's or, after a phrase's end,
+        a phrase's first chunk; then later chunks."""
+        if not sentence.done:
+            return self.sizes
+        later = self.sizes.later
+        return ChunkSizes(self.sizes.phrase if self._at_phrase_start(sentence) else later, later)
+
     def _units(self, sentence: _Sentence) -> list[Unit]:
         """Units of the sentence's words and its hint; the word boundaries of units already synthesized never change."""
         hint = [] if sentence.complete else sentence.hint
@@ -258,7 +281,7 @@ class IncrementalSynthesizer:
         done = sentence.done
         spoken_words = sum(len(u.words) for chunk in done for u in chunk)
         rest = [u for u in units if u.first_word >= spoken_words]
-        sizes = ChunkSizes(self.sizes.later, self.sizes.later) if done else self.sizes
+        sizes = self._sizes(sentence)
         if sentence.complete:
             chunks = [*done, *chunk_units(rest, sizes, True)]
             return chunks, len(chunks), len(chunks)
@@ -268,8 +291,9 @@ class IncrementalSynthesizer:
         if len(final) == len(rest) and not hurry:  # no hint: the last unit may still merge with the next word
             final = context = final[:-1]  # (a hurry speaks it anyway; a word that then merges is phonemized apart)
         if hurry:
-            spoken = chunk_units(final, sizes, True)
-            lookahead = rest[len(final) :]
+            # after a phrase's end, only a whole first chunk: the voice pauses there until its words are in
+            spoken = chunk_units(final, sizes, not self._at_phrase_start(sentence))
+            lookahead = rest[sum(len(c) for c in spoken) :]
             chunks = [*done, *spoken, *([lookahead] if lookahead else [])]
             return chunks, len(done) + len(spoken), len(done) + len(spoken)
         new = chunk_units(context, sizes, False)
@@ -369,6 +393,7 @@ class IncrementalSynthesizer:
         """Stage I on the policy's window, then Stage II. ``flush``: decode the chunk's last δ frames too, with
         the lookahead's latent frames (if any) as right context, instead of holding them for the next piece."""
         index = sentence.next_chunk
+        phrase_start = index > 0 and self._at_phrase_start(sentence)
         policy = self.policy.hurried() if hurried and hasattr(self.policy, "hurried") else self.policy
         window = policy.window(chunks, index, sentence.complete)
         covered = len(chunks) - index if self.policy.one_piece_per_sentence else 1
@@ -432,6 +457,7 @@ class IncrementalSynthesizer:
             needs_word=window_units[-1].first_word + len(window_units[-1].words) - 1,
             needs_sentence_end=window.at_end,
             hurried=hurried,
+            phrase_start=phrase_start,
         )
 
     def _decode(self, sentence: _Sentence, last_chunk: bool, flush_right: np.ndarray | None = None) -> np.ndarray:

@@ -19,8 +19,12 @@ class GapCounts:
     gap_s: float = 0.0  # total length of the underruns
     starved_s: float = 0.0
     pause_s: float = 0.0  # before the first piece of a sentence, when the caller counts those apart
+    phrase_pause_s: float = 0.0  # the part of ``starved_s`` before the first piece after a comma (; :)
 
-    def add(self, gap_s: float, gap_start_s: float, inputs_at_s: float, sentence_start: bool = False) -> None:
+    def add(
+        self, gap_s: float, gap_start_s: float, inputs_at_s: float, sentence_start: bool = False,
+        phrase_start: bool = False,
+    ) -> None:  # fmt: skip
         """A silence of ``gap_s`` began at ``gap_start_s``; the next piece's words were all in at ``inputs_at_s``."""
         if sentence_start:
             self.pause_s += gap_s
@@ -29,6 +33,8 @@ class GapCounts:
             self.gap_s += gap_s
         else:  # the gap began while waiting for words (the speaker's pace)
             self.starved_s += gap_s
+            if phrase_start:
+                self.phrase_pause_s += gap_s
 
 
 @dataclass
