@@ -186,7 +186,8 @@ def test_shadow_command_writes_the_voice_and_the_report(speech_dir, speech_manif
         (["shadow", "missing.wav"], 1, "not found"),
         (["shadow", "x.wav", "--live"], 2, "give a recording"),
         (["shadow", "x.wav", "--echo-guard", "loud"], 2, "invalid choice"),
-        (["shadow", "x.wav", "--k", "-1"], 2, "k and delta"),
+        (["shadow", "x.wav", "--k", "-1"], 2, "k, delta"),
+        (["shadow", "x.wav", "--phrase-chunk", "-1"], 2, "phrase chunk"),
     ],
 )
 def test_shadow_command_bad_input(args: list[str], code: int, text: str) -> None:
