@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine.asr.commit import HoldN, LocalAgreement, Offline, WaitK, common_prefix_length, make_commit_policy
+from engine.asr.streaming import KEEP_COMMITTED_WORDS, StreamConfig, StreamingRecognizer
 from engine.asr.words import Word, normalize_text
 
 
@@ -106,3 +107,18 @@ def test_names() -> None:
 def test_normalize_text_for_scoring() -> None:
     assert normalize_text("Uh, THE [noise] cat's  (laughs) Mat!") == "the cat's mat"
     assert normalize_text("um", drop_fillers=False) == "um"
+
+
+def test_the_recognizer_keeps_only_recent_committed_words() -> None:
+    """A session of hours commits tens of thousands of words; the recognizer needs only the last ones (prompt, trim)."""
+    config = StreamConfig(use_prompt=True)
+    recognizer = StreamingRecognizer(None, make_commit_policy("la2"), config=config)  # type: ignore[arg-type]
+    total = 5 * KEEP_COMMITTED_WORDS
+    for i in range(total):
+        recognizer._commit([Word(f"w{i}", i * 0.3, i * 0.3 + 0.25)], now_s=i * 0.3 + 1.0)
+    kept = recognizer.committed
+    assert KEEP_COMMITTED_WORDS <= len(kept) <= 2 * KEEP_COMMITTED_WORDS
+    assert [w.text for w in kept] == [f"w{i}" for i in range(total - len(kept), total)]  # the newest, in order
+    recognizer._offset_s = total * 0.3  # all of them before the buffer: the prompt is their last 200 characters
+    prompt = recognizer._prompt()
+    assert prompt is not None and prompt.endswith(f"w{total - 1}") and len(prompt) == recognizer.config.prompt_chars

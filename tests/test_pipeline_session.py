@@ -35,6 +35,7 @@ def test_file_session_speaks_every_committed_word(shadow_models, speech_manifest
     report = session.run_file(load_audio(speech_dir / item["wav"])).report()
     assert session.state == State.DONE and session.error is None
     assert session.trimmer.trims > 0 or not session.trimmer.available
+    assert session.asr_run is not None and session.asr_run.committed == []  # the session keeps its own records
     assert wer(item["text"], report["committed_text"]) < 0.3
     assert report["spoken_text"] == report["committed_text"]  # nothing lost between ASR and the voice
     words = report["words"]

@@ -28,9 +28,12 @@ class LongAudio(Protocol):
     def __getitem__(self, index: slice) -> np.ndarray: ...
 
 
+MAX_STEPS = 300_000  # per-step figures stop growing past this (about 25 hours of 0.3 s steps)
+
+
 @dataclass
 class StreamRun:
-    committed: list[CommittedWord] = field(default_factory=list)
+    committed: list[CommittedWord] = field(default_factory=list)  # every committed word, when ``keep_words``
     step_compute_s: list[float] = field(default_factory=list)  # per recognizer step
     step_buffer_s: list[float] = field(default_factory=list)
     step_at_s: list[float] = field(default_factory=list)  # when each of those steps ended (driver's clock)
@@ -38,6 +41,7 @@ class StreamRun:
     audio_s: float = 0.0
     behind_s: float = 0.0
     last_step_compute_s: float = 0.0  # the step that took in the end of the audio
+    keep_words: bool = True  # a session keeps its own (bounded) records instead
 
     def steps_behind(self, min_step_s: float = 0.5) -> float:
         """``behind_s`` in steps (interval + that step's compute): at most 1 means the recognizer kept up."""
@@ -52,6 +56,7 @@ def run_stream(
     on_step: Callable[[StepResult], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     on_audio: Callable[[np.ndarray], None] | None = None,
+    keep_words: bool = True,
 ) -> StreamRun:
     """Audio "arrives" at the pace of the clock (source time = clock time); each step takes all that arrived.
 
@@ -61,7 +66,7 @@ def run_stream(
     if isinstance(audio, np.ndarray):
         audio = np.asarray(audio, np.float32).reshape(-1)
     total = audio.size  # anything with ``size`` and slicing will do: a long source need not be in memory
-    run = StreamRun(audio_s=total / SAMPLE_RATE)
+    run = StreamRun(audio_s=total / SAMPLE_RATE, keep_words=keep_words)
     fed = 0
     last_step = 0.0
     while fed < total and not (should_stop is not None and should_stop()):
@@ -93,7 +98,7 @@ def _step(
             recognizer.insert_audio(new_audio)
         result = recognizer.step(now_s=0.0)
     run.last_step_compute_s = span.elapsed_s
-    if result.recognized:
+    if result.recognized and len(run.step_at_s) < MAX_STEPS:
         run.step_compute_s.append(span.elapsed_s)
         run.step_buffer_s.append(recognizer.buffer_s)
         run.step_at_s.append(clock.now())
@@ -124,7 +129,8 @@ def _record(
         recognized=result.recognized,
         at_s=clock.now(),
     )
-    run.committed.extend(stamped.committed)
+    if run.keep_words:
+        run.committed.extend(stamped.committed)
     run.compute_s += compute_s
     if on_step is not None:
         on_step(stamped)
@@ -137,12 +143,13 @@ def run_capture(
     should_stop: Callable[[], bool],
     min_step_s: float = DEFAULT_MIN_STEP_S,
     on_step: Callable[[StepResult], None] | None = None,
+    keep_words: bool = True,
 ) -> StreamRun:
     """Live: recognize what the capture delivers until ``should_stop()``; then finish.
 
     Commit times are on ``clock``; word times are on the capture clock (both start when capture starts).
     """
-    run = StreamRun()
+    run = StreamRun(keep_words=keep_words)
     last_step = clock.now()
     while not should_stop():
         block = capture.read(timeout=0.05)

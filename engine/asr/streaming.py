@@ -25,6 +25,9 @@ MAX_OVERLAP_NGRAM = 5
 SENTENCE_END = (".", "?", "!")
 FORCE_COMMIT_FRACTION = 0.8  # of max_buffer_s: past this, held-back words are committed
 FORCE_COMMIT_MARGIN_S = 2.0  # words ending this close to the buffer's end stay tentative
+# Committed words kept: a prompt needs their last 200 characters, the trim those still in the (at most 25 s)
+# buffer. Keeping every word of a session would grow without bound (a ``StreamRun`` keeps them all if asked).
+KEEP_COMMITTED_WORDS = 400
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +101,7 @@ class StreamingRecognizer:
 
     @property
     def committed(self) -> list[CommittedWord]:
+        """The most recent committed words (up to ``KEEP_COMMITTED_WORDS``; a run keeps them all, ``StreamRun``)."""
         return list(self._committed)
 
     def _has_speech(self) -> bool:
@@ -183,6 +187,8 @@ class StreamingRecognizer:
     def _commit(self, words: list[Word], now_s: float) -> list[CommittedWord]:
         committed = [CommittedWord(w.text, w.start_s, w.end_s, now_s) for w in words]
         self._committed.extend(committed)
+        if len(self._committed) > 2 * KEEP_COMMITTED_WORDS:
+            del self._committed[:-KEEP_COMMITTED_WORDS]
         if committed:
             self._last_committed_end = max(self._last_committed_end, committed[-1].end_s)
         return committed

@@ -197,7 +197,8 @@ class ShadowSession:
 
         def source(on_step: Callable[[StepResult], None]) -> StreamRun:
             return run_stream(audio, self._recognizer(), asr_clock, self.config.min_step_s, on_step,
-                              should_stop=self._stop.is_set, on_audio=self._heard_file)  # fmt: skip
+                              should_stop=self._stop.is_set, on_audio=self._heard_file,
+                              keep_words=False)  # fmt: skip
 
         self._run_asr(source, asr_clock)
         self._end()
@@ -229,7 +230,9 @@ class ShadowSession:
         def source(on_step: Callable[[StepResult], None]) -> StreamRun:
             capture.start()
             try:
-                return run_capture(tap, self._recognizer(), clock, self._stop.is_set, self.config.min_step_s, on_step)
+                return run_capture(
+                    tap, self._recognizer(), clock, self._stop.is_set, self.config.min_step_s, on_step, keep_words=False
+                )
             finally:
                 capture.stop()
 
