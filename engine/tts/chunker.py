@@ -13,7 +13,6 @@ from engine.tts.frontend import Unit
 
 DEFAULT_FIRST_CHUNK_PHONEMES = 18
 DEFAULT_CHUNK_PHONEMES = 12
-DEFAULT_PHRASE_CHUNK_PHONEMES = 18
 
 
 @dataclass(frozen=True, slots=True)
