@@ -3,9 +3,9 @@
 The recognizer's encoder windows and the voice's frames are large buffers made and freed at every step. glibc's
 allocator keeps the freed pages inside its heaps (a small block allocated later pins them), so without this a
 session holds on to its high-water mark. ``malloc_trim(0)`` returns every whole free page of every heap: in a
-20-minute soak the resident memory falls back to ~610 MB after each trim instead of staying near 700 MB. It does
-not stop the slow rise of the high-water mark itself (about 1 MB per minute, not found yet). Elsewhere (no glibc)
-this does nothing.
+20-minute soak the resident memory fell back to ~610 MB after each trim instead of staying near 700 MB. (The slow
+rise of the high-water mark was onnxruntime's per-shape memory pattern, turned off in ``engine/tts/voice.py``.)
+Elsewhere (no glibc) this does nothing.
 """
 
 from __future__ import annotations
