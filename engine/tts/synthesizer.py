@@ -49,6 +49,11 @@ class _Sentence:
         """Units of the chunks already synthesized."""
         return [u for chunk in self.done for u in chunk]
 
+    @property
+    def spoken_words(self) -> int:
+        """How many of the sentence's words the chunks already synthesized hold."""
+        return sum(len(u.words) for chunk in self.done for u in chunk)
+
     def latent_slice(self, start: int, stop: int) -> np.ndarray:
         return np.concatenate(self.latent, axis=1)[:, start:stop] if self.latent else np.zeros((LATENT_CHANNELS, 0))
 
@@ -146,12 +151,12 @@ class IncrementalSynthesizer:
         ):
             return False
         units = self._units(sentence)
-        spoken = sum(len(u.words) for u in sentence.frozen)
+        spoken = sentence.spoken_words
         phrase_start = self._at_phrase_start(sentence)
         if spoken < len(sentence.words) and not phrase_start:
             return False  # fed words wait for their turn (``hurry``), not hint words
         # the hint words up to the end of the first unit that needs one; after a phrase's end, up to a whole chunk
-        needed = self._sizes(sentence).first if phrase_start else 1
+        needed = self._sizes(sentence, phrase_start).first if phrase_start else 1
         count = 0
         for unit in (u for u in units if u.first_word >= spoken):
             count += unit.n_phonemes
@@ -237,16 +242,16 @@ class IncrementalSynthesizer:
         """The last word spoken ends a phrase inside the sentence ("brow,")."""
         if not self.sizes.phrase:
             return False
-        spoken = sum(len(u.words) for u in sentence.frozen)
+        spoken = sentence.spoken_words
         return 0 < spoken <= len(sentence.words) and ends_phrase(sentence.words[spoken - 1])
 
-    def _sizes(self, sentence: _Sentence) -> ChunkSizes:
-        """Chunk sizes for what is left of the sentence: its first chunk is a sentence's or, after a phrase's end,
-        a phrase's first chunk; then later chunks."""
+    def _sizes(self, sentence: _Sentence, phrase_start: bool) -> ChunkSizes:
+        """Chunk sizes for what is left of the sentence: its first chunk is a sentence's or, after a phrase's end
+        (``phrase_start``), a phrase's first chunk; then later chunks."""
         if not sentence.done:
             return self.sizes
         later = self.sizes.later
-        return ChunkSizes(self.sizes.phrase if self._at_phrase_start(sentence) else later, later)
+        return ChunkSizes(self.sizes.phrase if phrase_start else later, later)
 
     def _units(self, sentence: _Sentence) -> list[Unit]:
         """Units of the sentence's words and its hint; the word boundaries of units already synthesized never change."""
@@ -255,7 +260,7 @@ class IncrementalSynthesizer:
         if sentence.units_for != key:
             words = [*sentence.words, *hint]
             units = self.frontend.units(words)
-            frozen_words = sum(len(u.words) for u in sentence.frozen)
+            frozen_words = sentence.spoken_words
             starts = {u.first_word: i for i, u in enumerate(units)}
             if sentence.frozen and frozen_words not in starts and frozen_words < len(words):
                 # a later word merged into a unit already spoken (rare; a hint that was wrong): keep what was
@@ -279,9 +284,9 @@ class IncrementalSynthesizer:
         """
         units = self._units(sentence)
         done = sentence.done
-        spoken_words = sum(len(u.words) for chunk in done for u in chunk)
-        rest = [u for u in units if u.first_word >= spoken_words]
-        sizes = self._sizes(sentence)
+        rest = [u for u in units if u.first_word >= sentence.spoken_words]
+        phrase_start = self._at_phrase_start(sentence)
+        sizes = self._sizes(sentence, phrase_start)
         if sentence.complete:
             chunks = [*done, *chunk_units(rest, sizes, True)]
             return chunks, len(chunks), len(chunks)
@@ -292,7 +297,7 @@ class IncrementalSynthesizer:
             final = context = final[:-1]  # (a hurry speaks it anyway; a word that then merges is phonemized apart)
         if hurry:
             # after a phrase's end, only a whole first chunk: the voice pauses there until its words are in
-            spoken = chunk_units(final, sizes, not self._at_phrase_start(sentence))
+            spoken = chunk_units(final, sizes, not phrase_start)
             lookahead = rest[sum(len(c) for c in spoken) :]
             chunks = [*done, *spoken, *([lookahead] if lookahead else [])]
             return chunks, len(done) + len(spoken), len(done) + len(spoken)
