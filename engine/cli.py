@@ -148,7 +148,7 @@ def _shadow_config(args: argparse.Namespace):  # noqa: ANN202 - ShadowConfig, im
         first_chunk=args.first_chunk, chunk=args.chunk, phrase_chunk=args.phrase_chunk, voice=args.voice,
         echo_guard=args.echo_guard,
         input_device=_device(args.input), output_device=_device(args.output), voice_rate=args.voice_rate,
-        tentative_lookahead=not args.final_lookahead, hurry_below_s=args.hurry,
+        tentative_lookahead=not args.final_lookahead, hurry_below_s=args.hurry, cpu_slowdown=args.cpu_slowdown,
     )  # fmt: skip
 
 
@@ -163,6 +163,9 @@ def _run_shadow(args: argparse.Namespace) -> int:
 
     if (args.file is None) == (not args.live):
         return _fail("give a recording to shadow, or --live for the microphone", EXIT_USAGE)
+    if args.cpu_slowdown != 1.0 and (args.live or args.realtime or args.play):
+        return _fail("--cpu-slowdown is simulated: it works on the simulated clock, not with --live, --realtime "
+                     "or --play", EXIT_USAGE)  # fmt: skip
     for path in (args.report, args.out):
         if path and not Path(path).resolve().parent.is_dir():
             return _fail(f"the folder of {path} does not exist", EXIT_USAGE)
@@ -199,7 +202,16 @@ def _run_shadow(args: argparse.Namespace) -> int:
             f"{report[metric_names.UNDERRUNS]}; starved {report[metric_names.STARVED_S]:.2f} s{wer_text}",
             file=sys.stderr,
         )
+    _print_pace(report.get("pace") or {})
     return EXIT_OK
+
+
+def _print_pace(pace: dict) -> None:
+    """What the session measured of the machine, when it had to give something up to keep up."""
+    if pace.get("highest_level"):
+        cost = pace.get("step_cost_s")
+        names = pace["degrade_order"][1 : pace["highest_level"] + 1]
+        print(f"this machine is slow (recognizer step {cost or 0:.2f} s): {'; '.join(names)}", file=sys.stderr)
 
 
 def _shadow_live(args: argparse.Namespace, config) -> dict:  # noqa: ANN001
@@ -256,10 +268,11 @@ def _run_eval(args: argparse.Namespace) -> int:
     out = Path(args.out)
     progress = lambda text: print(text, file=sys.stderr, flush=True)  # noqa: E731
     try:
+        base = _slowdown_config(args.cpu_slowdown)
         if args.soak is not None:
             from engine.eval.soak import run_soak
 
-            report = run_soak(args.soak, manifest, out, progress=progress)
+            report = run_soak(args.soak, manifest, out, progress=progress, config=base)
             print(f"soak of {args.soak:g} min: lag_drift_s {report[metric_names.LAG_DRIFT_S]}, RSS "
                   f"{report['rss_mb']['first_tenth_median']:.0f} -> {report['rss_mb']['last_tenth_median']:.0f} MB; "
                   f"{out / 'soak.json'}")  # fmt: skip
@@ -277,7 +290,7 @@ def _run_eval(args: argparse.Namespace) -> int:
     from engine.eval.runner import run_eval
 
     try:
-        report = run_eval(manifest, out, tts, commits, progress=progress)
+        report = run_eval(manifest, out, tts, commits, progress=progress, base=base)
     except (AsrError, AudioFileError, RuntimeError, OSError, ValueError) as exc:
         return _fail(str(exc))
     for name, r in report["results"].items():
@@ -286,6 +299,36 @@ def _run_eval(args: argparse.Namespace) -> int:
               f"{r[metric_names.WER_COMMITTED]:.3f}; wer_spoken {r[metric_names.WER_SPOKEN]:.3f}; underruns "
               f"{r[metric_names.UNDERRUNS]}")  # fmt: skip
     print(f"reports and plots in {out}")
+    return EXIT_OK
+
+
+def _slowdown_config(slowdown: float):  # noqa: ANN202 - ShadowConfig, imported lazily
+    """The default configuration, with every stage's compute charged × ``slowdown`` on the simulated clock."""
+    from engine.pipeline.config import ShadowConfig
+
+    return ShadowConfig(cpu_slowdown=slowdown)
+
+
+def _run_stress_set(args: argparse.Namespace) -> int:
+    from engine import paths
+    from engine.asr.bench import load_manifest
+    from engine.audio.io import AudioFileError
+    from engine.eval.stress import StressSetError, build
+
+    manifest = Path(args.manifest) if args.manifest else paths.shared_speech_dir() / "manifest.jsonl"
+    if not manifest.is_file():
+        return _fail(f"manifest not found: {manifest}", EXIT_USAGE)
+    ids = None
+    if args.recordings == "all":
+        ids = [e["id"] for e in load_manifest(manifest)]
+    elif args.recordings:
+        ids = [i for i in args.recordings.split(",") if i]
+    try:
+        entries = build(manifest, Path(args.out), ids)
+    except (StressSetError, AudioFileError, OSError) as exc:
+        return _fail(str(exc))
+    total = sum(e["duration_s"] for e in entries)
+    print(f"{len(entries)} recordings, {total / 60:.1f} minutes: {Path(args.out) / 'manifest.jsonl'}")
     return EXIT_OK
 
 
@@ -303,6 +346,8 @@ def _device(text: str | None) -> str | int | None:
 
 def _run_bench(args: argparse.Namespace) -> int:
     progress = lambda text: log.info("bench %s: %s", args.stage, text)  # noqa: E731
+    if args.stage != "shadow" and args.cpu_slowdown != 1.0:
+        return _fail("--cpu-slowdown is for bench shadow", EXIT_USAGE)
     if args.stage in ("shadow", "asr"):
         from engine import paths
 
@@ -314,7 +359,14 @@ def _run_bench(args: argparse.Namespace) -> int:
         manifest = Path(args.manifest) if args.manifest else paths.shared_speech_dir() / "manifest.jsonl"
         if not manifest.is_file():
             return _fail(f"manifest not found: {manifest} (give one with --manifest)", EXIT_USAGE)
-        report = stage_bench.run_bench(manifest, progress=progress)
+        if args.stage == "shadow":
+            try:
+                config = _slowdown_config(args.cpu_slowdown)
+            except ValueError as exc:
+                return _fail(str(exc), EXIT_USAGE)
+            report = stage_bench.run_bench(manifest, config=config, progress=progress)
+        else:
+            report = stage_bench.run_bench(manifest, progress=progress)
         print(stage_bench.format_table(report))
     else:
         from engine.tts.bench import format_table, run_bench
@@ -330,6 +382,11 @@ def _finite(value: object) -> object:
     from engine.metrics.jsonsafe import json_safe
 
     return json_safe(value)
+
+
+def _add_cpu_slowdown(parser: argparse.ArgumentParser) -> None:
+    text = "charge every stage's compute x F on the simulated clock: a CPU F times slower (1)"
+    parser.add_argument("--cpu-slowdown", type=float, default=1.0, metavar="F", help=text)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -389,6 +446,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--json", action="store_true", help="end with one JSON line holding every figure")
     bench.add_argument("--threads", type=int, default=1, help="TTS inference threads (1)")
     bench.add_argument("--manifest", metavar="JSONL", help="recordings for asr and shadow (default ../shared/speech)")
+    _add_cpu_slowdown(bench)
     bench.set_defaults(func=_run_bench)
 
     shadow = sub.add_parser(
@@ -429,6 +487,7 @@ def build_parser() -> argparse.ArgumentParser:
     shadow.add_argument("--out", metavar="WAV", help="write the voice here, placed at its play times")
     shadow.add_argument("--report", metavar="JSON", help="write the measurements here")
     shadow.add_argument("--record", metavar="DIR", help="record the session into this folder")
+    _add_cpu_slowdown(shadow)
     shadow.set_defaults(func=_run_shadow)
 
     ev = sub.add_parser("eval", parents=[common], help="evaluate on a manifest: report.json, report.csv and plots")
@@ -437,6 +496,13 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--tts-policies", default=",".join(EVAL_TTS), help=f"comma-separated ({','.join(EVAL_TTS)})")
     ev.add_argument("--commit", default=",".join(EVAL_COMMITS), help=f"comma-separated ({','.join(EVAL_COMMITS)})")
     ev.add_argument("--soak", type=float, metavar="MINUTES", help="instead: one session this long, back to back")
+    _add_cpu_slowdown(ev)
+
+    stress = sub.add_parser("stress-set", parents=[common], help="make the stress set from real recordings")
+    stress.add_argument("--out", metavar="DIR", required=True, help="write manifest.jsonl and wav/ here")
+    stress.add_argument("--manifest", metavar="JSONL", help="recordings to start from (default ../shared/speech)")
+    stress.add_argument("--recordings", metavar="IDS", help="ids for the per-recording conditions, or all")
+    stress.set_defaults(func=_run_stress_set)
     ev.set_defaults(func=_run_eval)
     return parser
 

@@ -6,7 +6,7 @@ import pytest
 
 from engine.asr.commit import HoldN, LocalAgreement, Offline, WaitK, common_prefix_length, make_commit_policy
 from engine.asr.streaming import KEEP_COMMITTED_WORDS, StreamConfig, StreamingRecognizer
-from engine.asr.words import Word, normalize_text
+from engine.asr.words import Word
 
 
 def hyp(text: str, start: float = 0.0) -> list[Word]:
@@ -102,11 +102,6 @@ def test_names() -> None:
         assert make_commit_policy(name).name == name
     with pytest.raises(ValueError):
         make_commit_policy("greedy")
-
-
-def test_normalize_text_for_scoring() -> None:
-    assert normalize_text("Uh, THE [noise] cat's  (laughs) Mat!") == "the cat's mat"
-    assert normalize_text("um", drop_fillers=False) == "um"
 
 
 def test_the_recognizer_keeps_only_recent_committed_words() -> None:

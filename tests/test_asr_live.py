@@ -13,7 +13,7 @@ from engine.asr.streaming import StreamingRecognizer
 from engine.asr.vad import SileroVad
 from engine.asr.whisper_backend import WhisperBackend
 from engine.audio.capture import Capture
-from engine.pipeline.clock import RealClock
+from engine.clock import RealClock
 from tests import virtual_audio as va
 
 pytestmark = [pytest.mark.audio, pytest.mark.slow]

@@ -19,8 +19,8 @@ from engine.asr.transcribe import transcribe_file
 from engine.asr.vad import SileroVad
 from engine.asr.whisper_backend import WhisperBackend
 from engine.audio.io import AudioFileError, load_audio
+from engine.clock import SimulatedClock
 from engine.metrics import names as m
-from engine.pipeline.clock import SimulatedClock
 
 pytestmark = pytest.mark.slow
 

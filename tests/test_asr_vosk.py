@@ -18,7 +18,7 @@ from engine.asr.streaming import StreamingRecognizer
 from engine.asr.vad import SileroVad
 from engine.asr.vosk_backend import VoskBackend
 from engine.audio.io import load_audio
-from engine.pipeline.clock import SimulatedClock
+from engine.clock import SimulatedClock
 
 pytestmark = pytest.mark.slow
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import jiwer
 import numpy as np
 import pytest
 
 from engine.asr.backend import AsrError
 from engine.asr.whisper_backend import WhisperBackend, cut_repetition
-from engine.asr.words import Word, normalize_text
+from engine.asr.words import Word
+from engine.metrics.wer import wer as text_wer
 from tests import virtual_audio as va
 
 pytestmark = pytest.mark.slow
@@ -22,7 +22,7 @@ def whisper() -> WhisperBackend:
 
 
 def wer(reference: str, words: list[Word]) -> float:
-    return jiwer.wer(normalize_text(reference), normalize_text(" ".join(w.text for w in words)))
+    return text_wer(reference, " ".join(w.text for w in words))
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,5 @@
-"""Live meters: ear-voice lag, time balance (bar + rolling plots), latencies, underruns, input level, CPU load."""
+"""Live meters: ear-voice lag, time balance (bar + rolling plots), latencies, underruns, input level, CPU load,
+and the machine's pace (with a warning when it cannot keep up)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,10 @@ class MetersPanel(QWidget):
         self.cpu = QLabel("–")
         self.words = QLabel("0 / 0")
         self.echo = QLabel("")
+        self.pace = QLabel("–")  # the recognizer's step cost and what the session gave up to keep up
+        self.pace_warning = QLabel("")
+        self.pace_warning.setWordWrap(True)
+        self.pace_warning.setStyleSheet("color: #d62728; font-weight: bold;")
         self.balance_bar = QProgressBar()
         self.balance_bar.setRange(0, int(BALANCE_FULL_S * 1000))
         self.balance_bar.setFormat("%v ms")
@@ -50,7 +55,9 @@ class MetersPanel(QWidget):
         figures.addRow("Words committed / spoken", self.words)
         figures.addRow("Input level", self.level_bar)
         figures.addRow("CPU load", self.cpu)
+        figures.addRow("Machine pace", self.pace)
         figures.addRow("", self.echo)
+        figures.addRow(self.pace_warning)
 
         pg.setConfigOptions(antialias=False, background="w", foreground="k")
         self.lag_plot = pg.PlotWidget()
@@ -88,6 +95,9 @@ class MetersPanel(QWidget):
         self.words.setText(f"{snap.words_committed} / {snap.words_spoken}")
         self.cpu.setText("–" if cpu_percent is None else f"{cpu_percent:.0f} %")
         self.echo.setText(f"echo guard muted the microphone for {snap.echo_gated_s:.1f} s" if snap.echo_gated_s else "")
+        if snap.step_cost_s is not None:
+            self.pace.setText(f"recognizer step {snap.step_cost_s:.2f} s · {snap.pace_level}")
+        self.pace_warning.setText(snap.pace_message or "")
         balance_ms = int(min(max(snap.time_balance_s, 0.0), BALANCE_FULL_S) * 1000)
         self.balance_bar.setValue(balance_ms)
         speaking = snap.words_spoken > 0 and snap.words_committed > snap.words_spoken

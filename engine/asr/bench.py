@@ -7,7 +7,6 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-import jiwer
 import numpy as np
 
 from engine.asr.commit import make_commit_policy
@@ -17,11 +16,12 @@ from engine.asr.run import run_stream
 from engine.asr.streaming import StreamingRecognizer
 from engine.asr.vad import SileroVad
 from engine.asr.whisper_backend import WhisperBackend
-from engine.asr.words import Word, normalize_text
+from engine.asr.words import Word
 from engine.audio.io import load_audio
+from engine.clock import SimulatedClock
 from engine.metrics import aggregate, machine_info
 from engine.metrics import names as m
-from engine.pipeline.clock import SimulatedClock
+from engine.metrics.wer import corpus_wer
 
 log = logging.getLogger(__name__)
 
@@ -65,8 +65,8 @@ def run_bench(
         else offline[e["id"]]
         for e in entries
     }
-    refs = [normalize_text(e["text"]) for e in entries]
-    wer_offline = float(jiwer.wer(refs, [normalize_text(" ".join(w.text for w in offline[e["id"]])) for e in entries]))
+    refs = [e["text"] for e in entries]
+    wer_offline = corpus_wer(refs, [" ".join(w.text for w in offline[e["id"]]) for e in entries])
     results = {}
     for policy in policies:
         latencies, hyps, compute, duration, behind, steps_behind = [], [], 0.0, 0.0, [], []
@@ -86,7 +86,7 @@ def run_bench(
             )
             run = run_stream(audio[e["id"]], recognizer, SimulatedClock(), on_step=on_step)
             latencies.extend(commit_latencies(run.committed, references[e["id"]]))
-            hyps.append(normalize_text(" ".join(w.text for w in run.committed)))
+            hyps.append(" ".join(w.text for w in run.committed))
             compute += run.compute_s
             duration += run.audio_s
             behind.append(run.behind_s)
@@ -97,7 +97,7 @@ def run_bench(
         quarter = max(len(long_steps) // 4, 1)
         results[policy] = {
             m.COMMIT_LATENCY_S: aggregate(latencies),
-            m.WER_COMMITTED: float(jiwer.wer(refs, hyps)),
+            m.WER_COMMITTED: corpus_wer(refs, hyps),
             m.WER_OFFLINE: wer_offline,
             m.RTF_ASR: compute / duration,
             m.BEHIND_S: aggregate(behind),

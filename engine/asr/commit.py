@@ -17,6 +17,7 @@ from engine.asr.words import Word
 
 class CommitPolicy(Protocol):
     name: str
+    streaming: bool  # False for a policy that waits for the end of an utterance (offline): no hold bound
 
     def update(self, tail: Sequence[Word]) -> int:
         """Words of ``tail`` (a prefix) to commit now, given the hypothesis of this step."""
@@ -27,6 +28,11 @@ class CommitPolicy(Protocol):
         ...
 
     def reset(self) -> None: ...
+
+    def advance(self, count: int) -> None:
+        """The recognizer committed ``count`` more leading words of the last tail than the policy chose (they were
+        held too long): forget them."""
+        ...
 
 
 def common_prefix_length(*tails: Sequence[Word]) -> int:
@@ -43,6 +49,8 @@ def common_prefix_length(*tails: Sequence[Word]) -> int:
 
 class LocalAgreement:
     """LA-n: commit the longest common prefix of the last ``n`` tails (n = 2: two consecutive hypotheses)."""
+
+    streaming = True
 
     def __init__(self, n: int = 2) -> None:
         if n < 2:
@@ -69,9 +77,14 @@ class LocalAgreement:
     def reset(self) -> None:
         self._previous.clear()
 
+    def advance(self, count: int) -> None:
+        self._previous = deque((t[count:] for t in self._previous), maxlen=self.n - 1)
+
 
 class HoldN:
     """hold-n: commit all but the last ``n`` words of every tail."""
+
+    streaming = True
 
     def __init__(self, n: int = 2) -> None:
         if n < 0:
@@ -91,9 +104,14 @@ class HoldN:
     def reset(self) -> None:
         pass
 
+    def advance(self, count: int) -> None:
+        pass
+
 
 class WaitK:
     """wait-k: commit nothing for the first ``k`` steps, then at most ``rate`` words per step."""
+
+    streaming = True
 
     def __init__(self, k: int = 2, rate: int = 2) -> None:
         if k < 0 or rate < 1:
@@ -119,11 +137,15 @@ class WaitK:
     def reset(self) -> None:
         self._steps = 0
 
+    def advance(self, count: int) -> None:
+        pass
+
 
 class Offline:
     """Commit only at the end of the utterance: the accuracy reference."""
 
     name = "offline"
+    streaming = False
 
     def update(self, tail: Sequence[Word]) -> int:
         return 0
@@ -132,6 +154,9 @@ class Offline:
         return len(tail)
 
     def reset(self) -> None:
+        pass
+
+    def advance(self, count: int) -> None:
         pass
 
 

@@ -1,24 +1,21 @@
-"""Transcription figures (METRICS.md): commit latency against reference word end times, WERs, RTF, lag."""
+"""Transcription figures (METRICS.md): commit latency against reference word end times, WERs, RTF, lag.
+
+``wer`` is re-exported from ``engine.metrics.wer`` (the one normalizer every WER goes through).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from difflib import SequenceMatcher
 
-import jiwer
-
 from engine.asr.run import StreamRun
 from engine.asr.streaming import CommittedWord
-from engine.asr.words import Word, normalize_text, normalize_token
+from engine.asr.words import Word, normalize_token
 from engine.metrics import aggregate
 from engine.metrics import names as m
+from engine.metrics.wer import wer
 
-
-def wer(reference: str, hypothesis: str) -> float:
-    ref, hyp = normalize_text(reference), normalize_text(hypothesis)
-    if not ref:
-        return 0.0 if not hyp else 1.0
-    return float(jiwer.wer(ref, hyp))
+__all__ = ["commit_latencies", "transcription_report", "wer"]
 
 
 def commit_latencies(committed: Sequence[CommittedWord], reference: Sequence[Word]) -> list[float]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import numpy as np
@@ -12,7 +12,7 @@ import numpy as np
 from engine.asr.backend import SAMPLE_RATE
 from engine.asr.streaming import CommittedWord, StepResult, StreamingRecognizer
 from engine.audio.capture import Capture
-from engine.pipeline.clock import Clock
+from engine.clock import Clock
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +41,9 @@ class StreamRun:
     audio_s: float = 0.0
     behind_s: float = 0.0
     last_step_compute_s: float = 0.0  # the step that took in the end of the audio
+    forced_words: int = 0  # committed because they were held longer than the recognizer's bound
+    unspoken_words: int = 0  # dropped as not said (outside speech, or a phrase Whisper writes on silence)
+    dropped_audio_s: float = 0.0  # audio the recognizer's buffer cap threw away (0 in a healthy session)
     keep_words: bool = True  # a session keeps its own (bounded) records instead
 
     def steps_behind(self, min_step_s: float = 0.5) -> float:
@@ -98,6 +101,7 @@ def _step(
             recognizer.insert_audio(new_audio)
         result = recognizer.step(now_s=0.0)
     run.last_step_compute_s = span.elapsed_s
+    run.dropped_audio_s = recognizer.dropped_audio_s
     if result.recognized and len(run.step_at_s) < MAX_STEPS:
         run.step_compute_s.append(span.elapsed_s)
         run.step_buffer_s.append(recognizer.buffer_s)
@@ -112,6 +116,7 @@ def _finish(
     run.behind_s = max(clock.now() - run.audio_s, 0.0)
     with clock.compute() as span:
         result = recognizer.finish(now_s=0.0)
+    run.dropped_audio_s = recognizer.dropped_audio_s
     _record(run, result, span.elapsed_s, clock, on_step)
 
 
@@ -123,14 +128,13 @@ def _record(
     on_step: Callable[[StepResult], None] | None,
 ) -> None:
     """Commit times are known only after the step's compute is charged: stamp them now, then keep the step."""
-    stamped = StepResult(
-        committed=[CommittedWord(w.text, w.start_s, w.end_s, clock.now()) for w in result.committed],
-        tentative=result.tentative,
-        recognized=result.recognized,
-        at_s=clock.now(),
-    )
+    now = clock.now()
+    stamped = replace(result, committed=[replace(w, commit_s=now) for w in result.committed], at_s=now,
+                      compute_s=compute_s)  # fmt: skip
     if run.keep_words:
         run.committed.extend(stamped.committed)
+    run.forced_words += result.forced
+    run.unspoken_words += result.unspoken
     run.compute_s += compute_s
     if on_step is not None:
         on_step(stamped)

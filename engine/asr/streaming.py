@@ -1,20 +1,32 @@
 """The streaming recognizer: audio in as it arrives, tentative and committed words out, with bounded cost.
 
 Each step hypothesizes the whole buffer (only if it holds speech), strips the words already committed, and lets
-the commit policy decide which leading words of the rest become final. The buffer is cut at the end of a
-committed sentence once it is longer than ``trim_s`` and never exceeds ``max_buffer_s``, so memory and per-step
-cost stay flat on input of any length.
+the commit policy decide which leading words of the rest become final. Whatever the punctuation:
+
+- a word is never held longer than ``max_hold_s`` after it was said: hypotheses that keep changing earlier in a
+  long buffer (fast speech the recognizer does not punctuate) would otherwise let local agreement hold every word
+  until the buffer cap forced them out;
+- once the buffer is longer than ``trim_s`` it is cut at the last committed sentence end, else at a pause in the
+  speech after a committed word, else after the last committed word; ``max_buffer_s`` is a backstop (audio past it
+  is dropped, logged and counted in ``dropped_audio_s``);
+- words that nobody said are not committed: words aligned where the voice-activity detector heard no speech, and
+  the phrases Whisper writes over silence ("Thank you.") unless they were clearly spoken (``speech_filter``).
+
+Each committed word says whether the speaker paused after it (``pause_after``), so the voice can treat the pause as a
+phrase boundary where the recognizer wrote no comma.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from engine.asr.backend import SAMPLE_RATE, AsrBackend
 from engine.asr.commit import CommitPolicy
+from engine.asr.speech_filter import SpeechFrames, drop_unspoken
 from engine.asr.vad import FRAME, SileroVad, SpeechGate
 from engine.asr.words import Word, normalize_token
 
@@ -23,8 +35,12 @@ log = logging.getLogger(__name__)
 OVERLAP_TOLERANCE_S = 0.1
 MAX_OVERLAP_NGRAM = 5
 SENTENCE_END = (".", "?", "!")
-FORCE_COMMIT_FRACTION = 0.8  # of max_buffer_s: past this, held-back words are committed
-FORCE_COMMIT_MARGIN_S = 2.0  # words ending this close to the buffer's end stay tentative
+# The offline policy commits at the end of an utterance; it is still never allowed to fill the buffer: past this
+# fraction of ``max_buffer_s`` it commits what ends ``OFFLINE_MARGIN_S`` before the buffer's end.
+OFFLINE_FORCE_FRACTION = 0.8
+OFFLINE_MARGIN_S = 2.0
+PAUSE_S = 0.3  # a silence this long between two words is a pause (a phrase boundary for the voice)
+TRIM_MARGIN_S = 0.05  # a cut after a committed word leaves this much of the silence after it in the buffer
 # Committed words kept: a prompt needs their last 200 characters, the trim those still in the (at most 25 s)
 # buffer. Keeping every word of a session would grow without bound (a ``StreamRun`` keeps them all if asked).
 KEEP_COMMITTED_WORDS = 400
@@ -36,6 +52,7 @@ class CommittedWord:
     start_s: float  # source clock
     end_s: float
     commit_s: float  # when it was committed (clock of the caller)
+    pause_after: bool = False  # the speaker paused after this word (``PAUSE_S`` or more before the next)
 
 
 @dataclass
@@ -44,12 +61,16 @@ class StepResult:
     tentative: list[Word] = field(default_factory=list)
     recognized: bool = False  # the recognizer ran (the buffer held speech)
     at_s: float | None = None  # when the step ended, on the driver's clock (set by the driver)
+    compute_s: float = 0.0  # the step's compute, on the driver's clock (set by the driver)
+    forced: int = 0  # words committed because they were held longer than ``max_hold_s``
+    unspoken: int = 0  # hypothesis words dropped as not said (outside speech, or a phrase Whisper writes on silence)
 
 
 @dataclass(frozen=True)
 class StreamConfig:
     trim_s: float = 12.0
     max_buffer_s: float = 25.0
+    max_hold_s: float = 3.0  # a word that ended this long before the audio's end is committed, agreed or not
     quiet_keep_s: float = 0.5  # audio kept before speech starts when a quiet buffer is dropped
     use_prompt: bool = False
     prompt_chars: int = 200
@@ -69,12 +90,18 @@ class StreamingRecognizer:
         self.gate = SpeechGate()
         self.config = config or StreamConfig()
         self._buffer = np.zeros(0, np.float32)
-        self._speech = np.zeros(0, bool)  # per VAD frame of the buffer
-        self._offset_s = 0.0  # source time of the buffer's first sample
+        self._speech = np.zeros(0, bool)  # per VAD frame, the first starting at sample ``_speech_start``
+        self._speech_start = 0  # source sample of the first frame's start (frames never straddle a cut)
+        self._start = 0  # source sample of the buffer's first sample
+        self._offset_s = 0.0  # the same in seconds
         self._committed: list[CommittedWord] = []
         self._last_committed_end = 0.0
         self._tail: list[Word] = []
+        self.trim_s = self.config.trim_s  # a session may shorten it on a slow machine (``pipeline.pace``)
         self.audio_in_s = 0.0
+        self.dropped_audio_s = 0.0  # audio cut by the ``max_buffer_s`` backstop (never in a healthy session)
+        self.forced_words = 0
+        self.unspoken_words = 0
         # An incremental backend (vosk) is fed each block once and keeps its own hypothesis with source times;
         # the buffer then serves only the voice-activity gate and trimming.
         self._incremental = bool(getattr(backend, "incremental", False))
@@ -91,8 +118,11 @@ class StreamingRecognizer:
             self._speech = np.concatenate([self._speech, flags])
         cap = int(self.config.max_buffer_s * SAMPLE_RATE)
         if self._buffer.size > cap:
-            log.warning("recognizer buffer over %.0f s with nothing committed; dropping its oldest audio",
-                        self.config.max_buffer_s)  # fmt: skip
+            dropped = (self._buffer.size - cap) / SAMPLE_RATE
+            self.dropped_audio_s += dropped
+            log.warning("recognizer buffer over %.0f s with nothing committed; dropping its oldest %.2f s of audio "
+                        "(%.1f s in this session)", self.config.max_buffer_s, dropped,
+                        self.dropped_audio_s)  # fmt: skip
             self._cut(self._buffer.size - cap)
 
     @property
@@ -110,8 +140,11 @@ class StreamingRecognizer:
     def _cut(self, samples: int) -> None:
         samples = min(max(samples, 0), self._buffer.size)
         self._buffer = self._buffer[samples:]
-        self._speech = self._speech[samples // FRAME :] if self._speech.size else self._speech
-        self._offset_s += samples / SAMPLE_RATE
+        self._start += samples
+        self._offset_s = self._start / SAMPLE_RATE
+        frames = min((self._start - self._speech_start) // FRAME, self._speech.size)  # whole frames now before it
+        self._speech = self._speech[frames:]
+        self._speech_start += frames * FRAME
         if self._incremental:
             self.backend.forget_before(self._offset_s)  # type: ignore[attr-defined]
 
@@ -134,14 +167,27 @@ class StreamingRecognizer:
                     return words[n:]
         return words
 
-    def _hypothesize(self) -> list[Word]:
-        """The recognizer's words for the whole buffer, on the source clock."""
+    def _frames(self) -> SpeechFrames | None:
+        """The voice-activity flags of the buffer on the source clock (None without a detector)."""
+        return SpeechFrames(self._speech, self._speech_start / SAMPLE_RATE) if self.vad is not None else None
+
+    def _hypothesize(self) -> tuple[list[Word], int]:
+        """The recognizer's words for the whole buffer, on the source clock, less those nobody said (and how many)."""
         if self._incremental:
-            return [w for w in self.backend.hypothesis() if w.end_s > self._offset_s]  # type: ignore[attr-defined]
-        return [
-            Word(w.text, w.start_s + self._offset_s, w.end_s + self._offset_s)
-            for w in self.backend.transcribe(self._buffer, self._prompt())
-        ]
+            words = [w for w in self.backend.hypothesis() if w.end_s > self._offset_s]  # type: ignore[attr-defined]
+        else:
+            words = [
+                Word(w.text, w.start_s + self._offset_s, w.end_s + self._offset_s)
+                for w in self.backend.transcribe(self._buffer, self._prompt())
+            ]
+        frames = self._frames()
+        if frames is None:
+            return words, 0
+        kept = drop_unspoken(words, frames)
+        if len(kept) < len(words):
+            log.debug("dropped %d word(s) nobody said: %s", len(words) - len(kept),
+                      " ".join(w.text for w in words if w not in kept))  # fmt: skip
+        return kept, len(words) - len(kept)
 
     def step(self, now_s: float) -> StepResult:
         """Recognize the buffer and commit what the policy allows; ``now_s`` stamps the commits."""
@@ -151,22 +197,34 @@ class StreamingRecognizer:
             result.tentative = list(self._tail)
             return result
         result.recognized = True
-        tail = self._new_words(self._hypothesize())
+        hypothesis, result.unspoken = self._hypothesize()
+        self.unspoken_words += result.unspoken
+        tail = self._new_words(hypothesis)
         n = self.policy.update(tail)
-        if self.buffer_s > FORCE_COMMIT_FRACTION * self.config.max_buffer_s:
-            # The policy is holding back too much audio (offline on a long passage, or hypotheses that never
-            # agree): commit what ends well before the buffer's end rather than ever dropping audio.
-            horizon = self._offset_s + self.buffer_s - FORCE_COMMIT_MARGIN_S
-            forced = next((i for i, w in enumerate(tail) if w.end_s > horizon), len(tail))
-            if forced > n:
-                log.info("buffer at %.1f s: committing %d held-back word(s)", self.buffer_s, forced - n)
-                n = forced
-                self.policy.reset()
-        result.committed = self._commit(tail[:n], now_s)
+        # Hypotheses that keep changing hold words back: whatever ended more than ``max_hold_s`` before the audio's
+        # end is committed as this hypothesis has it.
+        hold = self._hold_s()
+        horizon = self._offset_s + self.buffer_s - (hold if hold is not None else float("inf"))
+        held = next((i for i, w in enumerate(tail) if w.end_s > horizon), len(tail))
+        if held > n:
+            log.debug("committing %d word(s) held over %.1f s", held - n, hold)
+            self.policy.advance(held - n)
+            result.forced = held - n
+            self.forced_words += held - n
+            n = held
+        result.committed = self._commit(tail[:n], now_s, tail[n:])
         self._tail = tail[n:]
         result.tentative = list(self._tail)
         self._trim()
         return result
+
+    def _hold_s(self) -> float | None:
+        """How long a word may stay uncommitted after it was said (None: as long as the policy likes)."""
+        if self.policy.streaming:
+            return self.config.max_hold_s
+        if self.buffer_s > OFFLINE_FORCE_FRACTION * self.config.max_buffer_s:
+            return OFFLINE_MARGIN_S
+        return None
 
     def finish(self, now_s: float) -> StepResult:
         """The input ended: recognize once more and commit everything that is left."""
@@ -175,17 +233,30 @@ class StreamingRecognizer:
             self.backend.flush()  # type: ignore[attr-defined]
         if self._has_speech() and self._buffer.size:
             result.recognized = True
-            tail = self._new_words(self._hypothesize())
+            hypothesis, result.unspoken = self._hypothesize()
+            self.unspoken_words += result.unspoken
+            tail = self._new_words(hypothesis)
         else:
             tail = []
         n = self.policy.finish(tail)
-        result.committed = self._commit(tail[:n], now_s)
+        result.committed = self._commit(tail[:n], now_s, [])
         self._tail = []
         self._cut(self._buffer.size)
         return result
 
-    def _commit(self, words: list[Word], now_s: float) -> list[CommittedWord]:
-        committed = [CommittedWord(w.text, w.start_s, w.end_s, now_s) for w in words]
+    def _commit(self, words: list[Word], now_s: float, following: Sequence[Word] = ()) -> list[CommittedWord]:
+        """``following``: the tentative words after them (the pause after the last committed word is read from
+        the next tentative word, else from the voice-activity flags)."""
+        frames = self._frames()
+        audio_end = self._offset_s + self.buffer_s
+        committed = []
+        for i, w in enumerate(words):
+            after = words[i + 1] if i + 1 < len(words) else (following[0] if following else None)
+            if after is not None:
+                pause = after.start_s - w.end_s >= PAUSE_S
+            else:
+                pause = frames is not None and frames.quiet_from(w.end_s, audio_end) >= PAUSE_S
+            committed.append(CommittedWord(w.text, w.start_s, w.end_s, now_s, pause))
         self._committed.extend(committed)
         if len(self._committed) > 2 * KEEP_COMMITTED_WORDS:
             del self._committed[:-KEEP_COMMITTED_WORDS]
@@ -200,11 +271,18 @@ class StreamingRecognizer:
             self._cut(self._buffer.size - keep)
 
     def _trim(self) -> None:
-        if self.buffer_s <= self.config.trim_s:
+        """Past ``self.trim_s``, cut the buffer at the last committed sentence end, else at the last pause after a
+        committed word, else after the last committed word (the next word's start, if it is tentative)."""
+        if self.buffer_s <= self.trim_s:
             return
         in_buffer = [w for w in self._committed if w.end_s > self._offset_s]
+        if not in_buffer:
+            return
         ends = [w.end_s for w in in_buffer if w.text.endswith(SENTENCE_END)]
-        if not ends and self.buffer_s > self.config.trim_s * 1.5 and in_buffer:
-            ends = [in_buffer[-1].end_s]  # no sentence end in sight: cut at the last committed word
-        if ends:
-            self._cut(int((ends[-1] - self._offset_s) * SAMPLE_RATE))
+        if not ends:
+            ends = [w.end_s + TRIM_MARGIN_S for w in in_buffer if w.pause_after]
+        if not ends:
+            last = in_buffer[-1].end_s
+            nxt = self._tail[0].start_s if self._tail else last + TRIM_MARGIN_S
+            ends = [min(max(last, nxt), last + TRIM_MARGIN_S)]
+        self._cut(int((ends[-1] - self._offset_s) * SAMPLE_RATE))

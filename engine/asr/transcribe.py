@@ -15,8 +15,8 @@ from engine.asr.streaming import StreamingRecognizer
 from engine.asr.vad import SileroVad
 from engine.asr.words import Word
 from engine.audio.io import load_audio
+from engine.clock import RealClock, SimulatedClock
 from engine.metrics import machine_info
-from engine.pipeline.clock import RealClock, SimulatedClock
 
 log = logging.getLogger(__name__)
 

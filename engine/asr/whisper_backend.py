@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +25,7 @@ PADDING_MARGIN_S = 0.05  # a word must end this close to the real audio's end, a
 MAX_REPEATS = 3  # a word repeated more often than this in a row is a decoding loop
 ZERO_DURATION_S = 0.01
 ZERO_RUN = 3  # this many words in a row aligned to no time are a decoding loop
+CONTINUE_BEFORE_END_S = 1.5  # a first window whose words end this far before the audio's end is continued
 
 
 def bundled_model_path() -> Path:
@@ -54,6 +56,22 @@ def cut_repetition(words: list[Word], max_n: int = 8) -> list[Word]:
         if zero_run >= ZERO_RUN:
             return words[: i - zero_run + 1]
     return words
+
+
+def _first_pass(segments: Iterator, duration_s: float) -> Iterator:
+    """The segments of the first decoding window, and of later ones only while the first stopped well short of the
+    audio's end (its token limit on a long buffer).
+
+    With word timestamps, faster-whisper moves its window to the last word's end and decodes the rest again: on a
+    streaming buffer that is a second encode, decode and alignment of the fraction of a second after the last word,
+    about half of every step's cost, and it is where Whisper writes "Thank you." over the trailing silence. Without
+    timestamp tokens a window gives one segment, so the next one is only asked for when it is worth it.
+    """
+    for segment in segments:
+        yield segment
+        words = segment.words or []
+        if not words or words[-1].end >= duration_s - CONTINUE_BEFORE_END_S:
+            return
 
 
 class WhisperBackend:
@@ -122,7 +140,7 @@ class WhisperBackend:
         )
         words = [
             Word(w.word.strip(), float(w.start), float(w.end))
-            for segment in segments
+            for segment in _first_pass(segments, duration)
             for w in (segment.words or [])
             if w.word.strip()
         ]

@@ -12,18 +12,16 @@ import csv
 import json
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import asdict, replace
 from pathlib import Path
-
-import jiwer
 
 from engine.asr.bench import load_manifest
 from engine.asr.offline import transcribe_long
-from engine.asr.report import wer
-from engine.asr.words import normalize_text
 from engine.audio.io import load_audio
 from engine.metrics import aggregate, machine_info
 from engine.metrics import names as m
 from engine.metrics.jsonsafe import json_safe
+from engine.metrics.wer import corpus_wer, wer
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.models import Models
 from engine.pipeline.shadow import shadow_file
@@ -66,7 +64,7 @@ def _row(entry: dict, tts: str, commit: str, report: dict, wer_offline: float, r
 
 def aggregate_reports(reports: list[dict], entries: list[dict], offline_texts: dict[str, str] | None = None) -> dict:
     """Corpus figures of one configuration from its per-recording shadow reports (``wer_offline`` when given)."""
-    refs = [normalize_text(e["text"]) for e in entries]
+    refs = [e["text"] for e in entries]
     pieces = [(g, a, c) for r in reports for g, a, c in zip(*r["pieces"].values(), strict=True)]
     return {
         m.FIRST_AUDIO_S: aggregate([x for r in reports for x in r["first_audio_values_s"]]),
@@ -79,14 +77,12 @@ def aggregate_reports(reports: list[dict], entries: list[dict], offline_texts: d
         "hurried_pieces": sum(r.get("hurried_pieces", 0) for r in reports),
         "speculated_pieces": sum(r.get("speculated_pieces", 0) for r in reports),
         m.COMMIT_LATENCY_S: aggregate([x for r in reports for x in r["commit_latency_values_s"]]),
-        m.WER_COMMITTED: float(jiwer.wer(refs, [normalize_text(r["committed_text"]) for r in reports])),
-        m.WER_OFFLINE: (
-            float(jiwer.wer(refs, [normalize_text(offline_texts[e["id"]]) for e in entries])) if offline_texts else None
-        ),
+        m.WER_COMMITTED: corpus_wer(refs, [r["committed_text"] for r in reports]),
+        m.WER_OFFLINE: (corpus_wer(refs, [offline_texts[e["id"]] for e in entries]) if offline_texts else None),
         m.EAR_VOICE_LAG_S: aggregate([x for r in reports for x in r["ear_voice_lag_values_s"]]),
         m.CHUNK_DELAY_S: aggregate([r[m.CHUNK_DELAY_S] for r in reports if r[m.CHUNK_DELAY_S] is not None]),
         m.LAG_DRIFT_S: {e["id"]: r[m.LAG_DRIFT_S] for e, r in zip(entries, reports, strict=True)},
-        m.WER_SPOKEN: float(jiwer.wer(refs, [normalize_text(r.get("spoken_recognized_text") or "") for r in reports])),
+        m.WER_SPOKEN: corpus_wer(refs, [r.get("spoken_recognized_text") or "" for r in reports]),
     }
 
 
@@ -97,13 +93,16 @@ def run_eval(
     commits: Sequence[str] = COMMIT_POLICIES,
     progress: Callable[[str], None] | None = None,
     models: Models | None = None,
+    base: ShadowConfig | None = None,
 ) -> dict:
+    """``base``: the settings every configuration starts from (the defaults when None)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    configs = {f"{t}+{c}": (t, c, ShadowConfig(commit=c, **tts_config(t))) for t in tts_policies for c in commits}
+    base = base or ShadowConfig()
+    configs = {f"{t}+{c}": (t, c, replace(base, commit=c, **tts_config(t))) for t in tts_policies for c in commits}
     entries = load_manifest(manifest)
     if not entries:
         raise ValueError(f"{manifest} lists no recordings")
-    models = models or Models.load(ShadowConfig())
+    models = models or Models.load(base)
     offline_texts, reference_times, prepared = {}, {}, []
     for entry in entries:
         words = transcribe_long(models.backend, load_audio(entry["path"]))
@@ -137,7 +136,7 @@ def run_eval(
         }
     report = {
         "eval": "shadow", "machine": machine_info(), "manifest": str(manifest),
-        "config": {"tts_policies": list(tts_policies), "commits": list(commits), "defaults": ShadowConfig().__dict__,
+        "config": {"tts_policies": list(tts_policies), "commits": list(commits), "defaults": asdict(base),
                    "mode": "simulate"},
         "reference_times": reference_times, "results": results, "recordings": recordings,
     }  # fmt: skip

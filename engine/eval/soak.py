@@ -49,13 +49,14 @@ def run_soak(
     pause_s: float = 2.0,
     progress: Callable[[str], None] | None = None,
     models: Models | None = None,
+    config: ShadowConfig | None = None,
 ) -> dict:
     if minutes <= 0:
         raise ValueError(f"the soak needs a positive length, not {minutes} minutes")
     out_dir.mkdir(parents=True, exist_ok=True)
     entries = load_manifest(manifest)
     source = JoinedRecordings([load_audio(e["path"]) for e in entries], minutes * 60.0, pause_s)
-    config = ShadowConfig()
+    config = config or ShadowConfig()
     models = models or Models.load(config)
     session = ShadowSession(config, models)
     session.figures.keep_words = False
@@ -98,7 +99,10 @@ def run_soak(
                    "last_tenth_median": float(np.median(rss[-tenth:])) if rss else None,
                    "peak": max(rss, default=None)},
         "words_spoken": len(figures.lags),
+        "dropped_audio_s": run.dropped_audio_s if run else 0.0, "pace": figures.pace,
     }  # fmt: skip
+    if report["dropped_audio_s"]:
+        log.warning("the recognizer dropped %.1f s of audio in the soak", report["dropped_audio_s"])
     (out_dir / "soak.json").write_text(json.dumps(json_safe(report), indent=1), encoding="utf-8")
     from engine.eval import plots
 

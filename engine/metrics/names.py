@@ -27,6 +27,14 @@ CHUNK_DELAY_S = "chunk_delay_s"
 WER_SPOKEN = "wer_spoken"
 LAG_DRIFT_S = "lag_drift_s"
 
+# Interpreting (speech in language X -> English voice); defined in METRICS.md, computed by issue 17's work
+BLEU = "bleu"
+CHRF = "chrf"
+BLEU_OFFLINE = "bleu_offline"
+AL_S = "al_s"
+AL_CA_S = "al_ca_s"
+END_OFFSET_S = "end_offset_s"
+
 DEFINITIONS: dict[str, str] = {
     FIRST_AUDIO_S: "compute time from holding the words the first chunk needs until its first samples are ready",
     GEN_S: "generation time of a chunk",
@@ -47,6 +55,12 @@ DEFINITIONS: dict[str, str] = {
     CHUNK_DELAY_S: "mean over TTS chunks of (end of the chunk's audio playing - source end of its last word)",
     WER_SPOKEN: "WER of an offline recognition of the synthesized output against the reference text",
     LAG_DRIFT_S: "slope of ear-voice lag over the session, seconds per minute",
+    BLEU: "sacrebleu BLEU of the committed English against the reference (lower case, no punctuation), corpus-level",
+    CHRF: "sacrebleu chrF of the committed English against the reference (lower case, no punctuation)",
+    BLEU_OFFLINE: "BLEU of the same model translating each whole recording at once",
+    AL_S: "Average Lagging over committed target words, source time consumed (SimulEval, speech input)",
+    AL_CA_S: "Average Lagging with computation-aware delays (commit time from the start of the source)",
+    END_OFFSET_S: "per utterance: when the voice finished its translation - the end of the utterance's speech",
 }
 
 TTS_METRICS = (
@@ -55,7 +69,8 @@ TTS_METRICS = (
 )  # fmt: skip
 ASR_METRICS = (COMMIT_LATENCY_S, WER_COMMITTED, WER_OFFLINE, RTF_ASR, BEHIND_S)
 SHADOW_METRICS = (EAR_VOICE_LAG_S, CHUNK_DELAY_S, WER_SPOKEN, LAG_DRIFT_S)
-ALL_METRICS = TTS_METRICS + ASR_METRICS + SHADOW_METRICS
+INTERPRET_METRICS = (BLEU, CHRF, BLEU_OFFLINE, AL_S, AL_CA_S, END_OFFSET_S)
+ALL_METRICS = TTS_METRICS + ASR_METRICS + SHADOW_METRICS + INTERPRET_METRICS
 
 # Configuration names used as keys of a benchmark's "results"
 TTS_POLICIES = ("full", "naive", "lookahead-0", "lookahead-1", "lookahead-2", "learned")

@@ -1,5 +1,5 @@
 """Wiring of the stages: clocks now; sessions and recording come with the live pipeline."""
 
-from engine.pipeline.clock import Clock, ComputeSpan, RealClock, SimulatedClock
+from engine.clock import Clock, ComputeSpan, RealClock, SimulatedClock
 
 __all__ = ["Clock", "ComputeSpan", "RealClock", "SimulatedClock"]

@@ -10,6 +10,7 @@ from engine.asr.bench import LONG_RECORDING, load_manifest
 from engine.eval.runner import aggregate_reports
 from engine.metrics import machine_info
 from engine.metrics import names as m
+from engine.metrics.wer import word_errors
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.models import Models
 from engine.pipeline.shadow import shadow_file
@@ -34,33 +35,81 @@ def run_bench(
         if progress:
             progress(f"{number}/{len(entries)} {entry['id']}")
         reports.append(shadow_file(entry["path"], config, models, entry=entry))
+    results = {"default": aggregate_reports(reports, entries)}
+    conditions = sorted({e["condition"] for e in entries if e.get("condition")})
+    by_condition = {
+        c: aggregate_reports(*zip(*[(r, e) for r, e in zip(reports, entries, strict=True) if e.get("condition") == c],
+                                  strict=True))
+        for c in conditions
+    }  # fmt: skip
     return {
         "bench": "shadow",
         "machine": machine_info(),
         "config": {**reports[0]["config"], "manifest": str(manifest), "recordings": len(entries),
                    "source_times": "manifest word_times where present, else recognizer word timestamps"},
-        "results": {"default": aggregate_reports(reports, entries)},
-        "per_recording": {e["id"]: {k: r[k] for k in (m.EAR_VOICE_LAG_S, m.UNDERRUNS, m.WER_SPOKEN, m.LAG_DRIFT_S,
-                                                        m.STARVED_S, "source_times")}
-                          for e, r in zip(entries, reports, strict=True)},
+        "results": results,
+        "by_condition": by_condition,
+        "per_recording": {e["id"]: _recording_figures(e, r) for e, r in zip(entries, reports, strict=True)},
     }  # fmt: skip
+
+
+def _recording_figures(entry: dict, report: dict) -> dict:
+    """What ``per_recording`` keeps of a shadow report, with the words spoken against the words said."""
+    spoken = word_errors([entry.get("text") or ""], [report.get("spoken_text") or ""])
+    return {
+        **{k: report.get(k) for k in (m.EAR_VOICE_LAG_S, m.UNDERRUNS, m.WER_COMMITTED, m.WER_SPOKEN, m.LAG_DRIFT_S,
+                                      m.STARVED_S, "source_times", "forced_words", "unspoken_words",
+                                      "dropped_audio_s")},
+        "condition": entry.get("condition"),
+        "reference_words": spoken.reference_words,
+        "spoken_words": spoken.hypothesis_words,
+        "spoken_ratio": spoken.hypothesis_words / spoken.reference_words if spoken.reference_words else None,
+        "insertions": spoken.insertions,
+    }  # fmt: skip
+
+
+def _lag_line(r: dict) -> str:
+    lag = r[m.EAR_VOICE_LAG_S]
+    if not lag["n"]:
+        return "nothing spoken"
+    return (f"ear_voice_lag_s median {lag['median']:.2f} s, p90 {lag['p90']:.2f} s, max {lag['max']:.2f} s "
+            f"({lag['n']} words)")  # fmt: skip
 
 
 def format_table(report: dict) -> str:
     r = report["results"]["default"]
-    lag = r[m.EAR_VOICE_LAG_S]
     drift = r[m.LAG_DRIFT_S].get(LONG_RECORDING)
     lines = [
-        f"ear_voice_lag_s median {lag['median']:.2f} s, p90 {lag['p90']:.2f} s, max {lag['max']:.2f} s "
-        f"({lag['n']} words)",
-        f"chunk_delay_s median {r[m.CHUNK_DELAY_S]['median']:.2f} s; commit_latency_s median "
-        f"{r[m.COMMIT_LATENCY_S]['median']:.2f} s; first_audio_s median {r[m.FIRST_AUDIO_S]['median']:.3f} s",
+        _lag_line(r),
+        f"chunk_delay_s median {r[m.CHUNK_DELAY_S]['median'] or 0:.2f} s; commit_latency_s median "
+        f"{r[m.COMMIT_LATENCY_S]['median'] or 0:.2f} s; first_audio_s median {r[m.FIRST_AUDIO_S]['median'] or 0:.3f} s",
         f"underruns {r[m.UNDERRUNS]} ({r[m.GAP_S]:.2f} s); starved_s {r[m.STARVED_S]:.1f} s (at commas "
         f"{r['phrase_pause_s']:.1f} s); hurried pieces "
         f"{r['hurried_pieces']}, of them made ahead {r['speculated_pieces']}; lag_drift_s on the "
         f"long passage {'-' if drift is None else f'{drift:+.3f} s/min'}",
         f"wer_committed {r[m.WER_COMMITTED]:.3f}; wer_spoken {r[m.WER_SPOKEN]:.3f}",
     ]
+    recordings = report["per_recording"]
+    medians = {k: v[m.EAR_VOICE_LAG_S]["median"] for k, v in recordings.items() if v[m.EAR_VOICE_LAG_S]["n"]}
+    if medians:
+        worst = max(medians, key=medians.__getitem__)
+        lines.append(f"highest median lag of a recording {medians[worst]:.2f} s ({worst})")
+    ratios = {k: v["spoken_ratio"] for k, v in recordings.items() if v["spoken_ratio"] is not None}
+    if ratios:
+        top = max(ratios, key=ratios.__getitem__)
+        lines.append(f"spoken/reference words at most {ratios[top]:.2f} ({top}); insertions "
+                     f"{sum(v['insertions'] for v in recordings.values())}; words spoken where nothing was said "
+                     f"{sum(v['spoken_words'] for v in recordings.values() if not v['reference_words'])}")  # fmt: skip
+    dropped = sum(v.get("dropped_audio_s") or 0.0 for v in recordings.values())
+    forced = sum(v.get("forced_words") or 0 for v in recordings.values())
+    lines.append(f"audio dropped by the recognizer {dropped:.1f} s; words committed by the hold bound {forced}")
+    for condition, c in report.get("by_condition", {}).items():
+        drift_values = [d for d in c[m.LAG_DRIFT_S].values() if d is not None]
+        drift_text = f"; lag_drift_s {drift_values[0]:+.3f} s/min" if len(drift_values) == 1 else ""
+        lines.append(f"  {condition}: {_lag_line(c)}; underruns {c[m.UNDERRUNS]}; wer_committed "
+                     f"{c[m.WER_COMMITTED]:.3f}{drift_text}")  # fmt: skip
     machine = report["machine"]
-    lines.append(f"{report['config']['recordings']} recordings; {machine['cores']} cores, {machine['cpu_model']}")
+    slowdown = report["config"].get("cpu_slowdown", 1.0)
+    lines.append(f"{report['config']['recordings']} recordings; {machine['cores']} cores, {machine['cpu_model']}"
+                 f"{f', compute charged x{slowdown:g}' if slowdown != 1.0 else ''}")  # fmt: skip
     return "\n".join(lines)

@@ -29,6 +29,9 @@ class ShadowConfig:
     echo_guard: str = "off"  # "gate": ignore the microphone while the voice plays
     input_device: str | int | None = None
     output_device: str | int | None = None
+    adapt: bool = True  # measure the machine's pace and set the hurry threshold and degradations from it
+    # a file run on the simulated clock charges every stage's compute × this: how a machine F times slower fares
+    cpu_slowdown: float = 1.0
 
     def __post_init__(self) -> None:
         if self.echo_guard not in ECHO_GUARDS:
@@ -41,6 +44,8 @@ class ShadowConfig:
             raise ValueError(f"hurry_below_s must be >= 0, not {self.hurry_below_s}")
         if self.min_step_s <= 0:
             raise ValueError(f"min_step_s must be positive, not {self.min_step_s}")
+        if not 0.1 <= self.cpu_slowdown <= 20:
+            raise ValueError(f"the CPU slowdown must be between 0.1 and 20, not {self.cpu_slowdown}")
 
     @classmethod
     def from_dict(cls, data: dict) -> ShadowConfig:

@@ -16,7 +16,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 
@@ -24,21 +24,23 @@ import numpy as np
 
 from engine.asr.backend import SAMPLE_RATE
 from engine.asr.run import LongAudio, StreamRun, run_capture, run_stream
-from engine.asr.streaming import StepResult
+from engine.asr.streaming import StepResult, StreamingRecognizer
 from engine.audio.block import AudioBlock
+from engine.clock import Clock, RealClock, SimulatedClock
 from engine.metrics import names as m
 from engine.metrics.shadowing import ear_voice_lag_s
-from engine.pipeline.clock import Clock, RealClock, SimulatedClock
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.echo import EchoGate
 from engine.pipeline.keys import SentenceKeys
 from engine.pipeline.memory import MemoryTrimmer
 from engine.pipeline.models import Models
+from engine.pipeline.pace import MachinePace
 from engine.pipeline.recorder import SessionRecorder
 from engine.pipeline.summary import SessionFigures
 from engine.tts.chunker import ChunkSizes
+from engine.tts.frontend import ends_phrase, ends_sentence
 from engine.tts.pieces import AudioPiece
-from engine.tts.policies import make_policy
+from engine.tts.policies import LookaheadPolicy, make_policy
 from engine.tts.synthesizer import IncrementalSynthesizer
 from engine.tts.timeline import PlaybackTimeline
 from engine.tts.worker import SynthesisWorker
@@ -91,6 +93,9 @@ class SessionListener:
 
     def on_error(self, message: str) -> None: ...
 
+    def on_warning(self, message: str) -> None:
+        """Something the user should know that does not stop the session (the machine cannot keep up)."""
+
 
 @dataclass
 class MeterSnapshot:
@@ -108,6 +113,9 @@ class MeterSnapshot:
     words_committed: int = 0
     words_spoken: int = 0
     echo_gated_s: float = 0.0
+    step_cost_s: float | None = None  # the recognizer's recent step cost (``pipeline.pace``)
+    pace_level: str = ""  # what the session gave up to keep up ("full settings" when nothing)
+    pace_message: str | None = None  # set while the machine cannot keep up
 
 
 class _Tap:
@@ -177,6 +185,9 @@ class ShadowSession:
         self._echo: EchoGate | None = None
         self._worker: SynthesisWorker | None = None
         self.trimmer = MemoryTrimmer()  # called from the recognizer's thread, between its steps
+        self.pace = MachinePace(config.min_step_s, config.hurry_below_s, adapt=config.adapt)
+        self._asr: StreamingRecognizer | None = None
+        self._synthesizer: IncrementalSynthesizer | None = None
 
     # ----- public API
     def run_file(self, audio: np.ndarray | LongAudio, realtime: bool = False, output_device: object = None,
@@ -184,13 +195,16 @@ class ShadowSession:
         """Shadow a recording (16 kHz mono float32) to the end; on the simulated clock unless ``realtime``."""
         if play and not realtime:
             raise ValueError("playing on a device needs the real-time clock (--realtime)")
+        if realtime and self.config.cpu_slowdown != 1.0:
+            raise ValueError("a CPU slowdown is simulated: it needs the simulated clock, not --realtime")
         if isinstance(audio, np.ndarray):
             audio = np.asarray(audio, np.float32).reshape(-1)
         asr_clock: Clock
         if realtime:
             asr_clock = tts_clock = self._clock = RealClock()
         else:
-            asr_clock, tts_clock = SimulatedClock(), SimulatedClock()
+            slowdown = self.config.cpu_slowdown
+            asr_clock, tts_clock = SimulatedClock(compute_scale=slowdown), SimulatedClock(compute_scale=slowdown)
             self._clock = asr_clock
         self._source_origin_s = 0.0
         self._begin(tts_clock, play, output_device)
@@ -271,18 +285,22 @@ class ShadowSession:
         snap.underruns = self.figures.underruns()
         snap.time_balance_s = self._audio_in_hand(snap.session_s)
         snap.echo_gated_s = self._echo.gated_s if self._echo is not None else 0.0
+        pace = self.pace.status()
+        snap.step_cost_s, snap.pace_level, snap.pace_message = pace.step_cost_s, pace.level_name, pace.message
         return snap
 
     # ----- stages
-    def _recognizer(self):  # noqa: ANN202
-        return self.models.recognizer(self.config)
+    def _recognizer(self) -> StreamingRecognizer:
+        self._asr = self.models.recognizer(self.config)
+        return self._asr
 
     def _begin(self, tts_clock: Clock, play: bool, output_device: object) -> None:
         voice = self.models.voice
         voice.rate = self.config.voice_rate
-        synthesizer = IncrementalSynthesizer(
+        self._base_policy = make_policy(self.config.tts_policy, k=self.config.k)
+        self._synthesizer = synthesizer = IncrementalSynthesizer(
             voice,
-            make_policy(self.config.tts_policy, k=self.config.k),
+            self._base_policy,
             ChunkSizes(self.config.first_chunk, self.config.chunk, self.config.phrase_chunk),
             self.config.delta,
         )
@@ -348,6 +366,7 @@ class ShadowSession:
         finally:
             if self.asr_run is not None:
                 self.figures.asr(self.asr_run)
+            self.figures.pace = self.pace.report()
             if self.recorder is not None:
                 self.recorder.report(self.figures.report())
                 self.recorder.close()
@@ -384,14 +403,17 @@ class ShadowSession:
     def _on_step(self, step: StepResult) -> None:
         if self._cancel.is_set():
             return
+        if step.recognized and step.at_s is not None:
+            self._keep_pace(step.compute_s, step.at_s)
         origin = self._source_origin_s or 0.0
         records: list[WordRecord] = []
         tokens: list[str] = []
         for word in step.committed:
-            for token, (sentence, index) in self._keys.tokens(word.text):
+            keyed = self._keys.tokens(word.text)
+            for number, (token, (sentence, index)) in enumerate(keyed, 1):
                 record = WordRecord(sentence, index, token, word.start_s + origin, word.end_s + origin, word.commit_s)
                 records.append(record)
-                tokens.append(token)
+                tokens.append(_with_pause(token) if word.pause_after and number == len(keyed) else token)
         if records:
             with self._lock:
                 for record in records:
@@ -414,9 +436,32 @@ class ShadowSession:
         self.listener.on_tentative([w.text for w in step.tentative])
         self.trimmer.maybe_trim()
 
+    def _keep_pace(self, compute_s: float, at_s: float) -> None:
+        """Measure the machine at each recognizer step and set what depends on its pace (``pipeline.pace``)."""
+        pace = self.pace
+        level = pace.level
+        pace.step(compute_s, at_s)
+        if self._worker is not None:
+            self._worker.hurry_below_s = pace.hurry_below_s()
+        if pace.level == level:
+            return
+        if self._asr is not None:
+            self._asr.trim_s = pace.trim_s or self._asr.config.trim_s
+        synthesizer = self._synthesizer
+        if synthesizer is not None and isinstance(self._base_policy, LookaheadPolicy):
+            context = pace.left_context
+            synthesizer.policy = (
+                replace(self._base_policy, left_context=context) if context is not None else self._base_policy
+            )
+        status = pace.status()
+        if status.message is not None:
+            log.warning("%s", status.message)
+            self.listener.on_warning(status.message)
+
     def _on_piece(self, piece: AudioPiece) -> None:
         if self._cancel.is_set():
             return
+        self.pace.piece((piece.stage1_s + piece.stage2_s) * self.config.cpu_slowdown, piece.audio_s)
         worker = self._worker
         assert worker is not None
         ready = worker.piece_time()
@@ -529,6 +574,11 @@ class ShadowSession:
             return
         self.state = state
         self.listener.on_state(state)
+
+
+def _with_pause(token: str) -> str:
+    """A word the speaker paused after is a phrase's end for the voice, where the recognizer wrote no comma."""
+    return token if ends_phrase(token) or ends_sentence(token) else f"{token},"
 
 
 def _record_dict(record: WordRecord) -> dict:

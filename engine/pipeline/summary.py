@@ -46,6 +46,7 @@ class SessionFigures:
         self._previous_ready = 0.0
         self._previous_end: float | None = None
         self.asr_figures: dict = {}
+        self.pace: dict = {}  # ``MachinePace.report()``: what the session measured of the machine and set from it
 
     def committed(self, records: list[WordRecord]) -> None:
         with self._lock:
@@ -114,6 +115,9 @@ class SessionFigures:
                 m.RTF_ASR: run.compute_s / run.audio_s if run.audio_s > 0 else None,
                 m.BEHIND_S: run.behind_s,
                 "audio_s_heard": run.audio_s,
+                "forced_words": run.forced_words,
+                "unspoken_words": run.unspoken_words,
+                "dropped_audio_s": run.dropped_audio_s,
             }
 
     def underruns(self) -> int:
@@ -145,6 +149,7 @@ class SessionFigures:
                 "hurried_pieces": self.hurried,
                 "speculated_pieces": self.speculated,
                 **self.asr_figures,
+                "pace": dict(self.pace),
                 "source_times": "recognizer word timestamps (source clock)",
                 "committed_text": " ".join(self.committed_text),
                 "spoken_text": " ".join(self.spoken_text),

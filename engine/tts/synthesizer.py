@@ -97,6 +97,11 @@ class IncrementalSynthesizer:
         self.speculations = 0  # speculations made (``speculate``), and those whose words came
         self.speculations_used = 0
         self.on_piece: Callable[[AudioPiece], None] | None = None  # called as soon as each piece is ready
+        # Set by the worker for the command at hand. ``resuming``: the voice has gone silent mid-sentence, so it
+        # resumes as after a comma, with a whole phrase chunk of final words, instead of word by word with nothing
+        # in hand. ``overdue``: fed words have waited too long (``worker.MAX_WAIT_S``): no phrase wait at all.
+        self.resuming = False
+        self.overdue = False
 
     # ----- input stream API
     def feed(
@@ -125,10 +130,18 @@ class IncrementalSynthesizer:
             self._hurrying = False
         return pieces
 
-    def hurry(self) -> list[AudioPiece]:
+    def hurry(self, sentence_start: bool = False) -> list[AudioPiece]:
         """The voice is about to run out mid-sentence: synthesize the chunks whose words are final now, with what
-        lookahead there is, instead of waiting for the policy's (a gap costs more than a little prosody)."""
-        return self._advance(hurry=True)
+        lookahead there is, instead of waiting for the policy's (a gap costs more than a little prosody).
+
+        ``sentence_start``: the first chunk of a sentence too (normally never hurried: the silence before it is a
+        pause); for words that have waited too long for their lookahead (a speaker who stops after "and")."""
+        return self._advance(hurry=True, sentence_start=sentence_start)
+
+    @property
+    def unspoken_words(self) -> int:
+        """Fed words of the current sentence that no piece holds yet."""
+        return len(self._sentence.words) - self._sentence.spoken_words
 
     def speculate(self) -> bool:
         """The voice is about to run out and every fed word is spoken: make the pieces of the first hint words now,
@@ -239,11 +252,12 @@ class IncrementalSynthesizer:
 
     # ----- internals
     def _at_phrase_start(self, sentence: _Sentence) -> bool:
-        """The last word spoken ends a phrase inside the sentence ("brow,")."""
-        if not self.sizes.phrase:
+        """The last word spoken ends a phrase inside the sentence ("brow,"), or the voice resumes after going silent
+        (``resuming``); never for ``overdue`` words."""
+        if not self.sizes.phrase or self.overdue:
             return False
         spoken = sentence.spoken_words
-        return 0 < spoken <= len(sentence.words) and ends_phrase(sentence.words[spoken - 1])
+        return 0 < spoken <= len(sentence.words) and (self.resuming or ends_phrase(sentence.words[spoken - 1]))
 
     def _sizes(self, sentence: _Sentence, phrase_start: bool) -> ChunkSizes:
         """Chunk sizes for what is left of the sentence: its first chunk is a sentence's or, after a phrase's end
@@ -311,9 +325,11 @@ class IncrementalSynthesizer:
             ready += 1
         return [*done, *new], len(done) + ready, len(done) + len(new)
 
-    def _advance(self, hurry: bool = False, sentence: _Sentence | None = None, ahead: bool = False) -> list[AudioPiece]:
+    def _advance(
+        self, hurry: bool = False, sentence: _Sentence | None = None, ahead: bool = False, sentence_start: bool = False
+    ) -> list[AudioPiece]:
         """Make the pieces of ``sentence`` (the current one) that may be made now. ``ahead``: for a speculation, so
-        every piece is made in a hurry and none is delivered."""
+        every piece is made in a hurry and none is delivered; ``sentence_start``: a hurry may make the first chunk."""
         sentence = self._sentence if sentence is None else sentence
         pieces: list[AudioPiece] = []
         if not sentence.words:
@@ -327,7 +343,8 @@ class IncrementalSynthesizer:
             if not self._make_piece(sentence, chunks, pieces, hurried=ahead, deliver=not ahead):
                 return pieces
         # the first chunk of a sentence is never hurried: the silence before it is a pause, not a gap
-        if hurry and sentence.next_chunk > 0 and not sentence.complete and not self.policy.one_piece_per_sentence:
+        started = sentence.next_chunk > 0 or sentence_start
+        if hurry and started and not sentence.complete and not self.policy.one_piece_per_sentence:
             chunks, final, _ = self._chunks(sentence, hurry=True)
             while not self._cancelled and sentence.next_chunk < final:
                 # the last hurried piece gives all its audio: nothing may follow it for a while, and a word

@@ -13,13 +13,17 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from engine.pipeline.clock import Clock, ComputeSpan
+from engine.clock import Clock, ComputeSpan
 from engine.tts.pieces import AudioPiece
 from engine.tts.synthesizer import IncrementalSynthesizer
 
 log = logging.getLogger(__name__)
 
 COMMAND_QUEUE_SIZE = 256
+# Committed words never wait longer than this for their lookahead, even at a sentence's start (whose silence is
+# otherwise a pause): a speaker who stops after "and" would leave the word unspoken until they go on.
+MAX_WAIT_S = 1.5
+SILENT_S = 0.02  # less voice than this in hand: silent
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +63,8 @@ class SynthesisWorker:
         self._audio_in_hand = audio_in_hand
         self.hurry_below_s = hurry_below_s
         self.hurried = 0  # commands on which the worker hurried and made a piece
+        self.max_wait_s = MAX_WAIT_S
+        self._waiting_since: float | None = None  # when the oldest fed word no piece holds yet arrived
         self._span: ComputeSpan | None = None
         self._command_at: float | None = None
         self._on_piece = on_piece
@@ -157,28 +163,52 @@ class SynthesisWorker:
 
     def _handle(self, command: _Command) -> None:
         if command.kind in ("feed", "tick"):
+            synthesizer = self.synthesizer
             made = []
-            if command.kind == "feed":
-                made = self.synthesizer.feed(command.words, command.hint, hurry=self._should_hurry())
-            if self._should_hurry():
-                made += self.synthesizer.hurry()
-            if any(piece.hurried for piece in made):
-                self.hurried += 1
-            if self._should_hurry():  # still low: make the next tentative words ready in case they come
-                self.synthesizer.speculate()
+            if command.kind == "feed" and command.words and self._waiting_since is None:
+                self._waiting_since = command.at_s
+            overdue = self._waited_too_long()
+            synthesizer.overdue = overdue
+            synthesizer.resuming = self._silent()
+            try:
+                if command.kind == "feed":
+                    made = synthesizer.feed(command.words, command.hint, hurry=self._should_hurry())
+                if self._should_hurry():
+                    made += synthesizer.hurry(sentence_start=overdue)
+                if any(piece.hurried for piece in made):
+                    self.hurried += 1
+                if self._should_hurry():  # still low: make the next tentative words ready in case they come
+                    synthesizer.speculate()
+            finally:
+                synthesizer.resuming = synthesizer.overdue = False
+            if not synthesizer.unspoken_words:
+                self._waiting_since = None
         elif command.kind == "end_sentence":
             self.synthesizer.end_sentence()
         elif command.kind == "flush":
             self.synthesizer.flush()
         elif command.kind == "reset":
             self.synthesizer.cancel()
+        if command.kind != "feed" and command.kind != "tick":
+            self._waiting_since = None
+
+    def _waited_too_long(self) -> bool:
+        """The oldest fed word not yet in a piece arrived more than ``max_wait_s`` ago."""
+        if self._waiting_since is None:
+            return False
+        return self._now() - self._waiting_since > self.max_wait_s
+
+    def _now(self) -> float:
+        span = self._span
+        if span is not None:
+            return span.now_s()
+        return self.clock.now() if self.clock is not None else time.monotonic()
+
+    def _silent(self) -> bool:
+        """The voice has nothing left to play (it waits for words)."""
+        return self._audio_in_hand is not None and self._audio_in_hand(self._now()) <= SILENT_S
 
     def _should_hurry(self) -> bool:
         if self._audio_in_hand is None or self.hurry_below_s <= 0:
             return False
-        span = self._span
-        if span is not None:
-            now = span.now_s()
-        else:
-            now = self.clock.now() if self.clock is not None else time.monotonic()
-        return self._audio_in_hand(now) < self.hurry_below_s
+        return self._audio_in_hand(self._now()) < self.hurry_below_s

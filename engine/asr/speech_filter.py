@@ -1,0 +1,90 @@
+"""Words nobody said: what the recognizer writes where the voice-activity detector heard no speech.
+
+Whisper fills silence with text from its training subtitles ("Thank you.", "Thanks for watching!") and aligns it to
+the quiet end of a buffer. Two rules, both on the voice-activity flags of the buffer:
+
+- a phrase from ``SILENCE_PHRASES`` at the end of the hypothesis is dropped unless most of its span is speech
+  (a speaker who really says "thank you" is heard saying it);
+- a word with no speech frame within ``PAD_S`` of its aligned span is dropped (alignment is off by a frame or two,
+  never by a whole word).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.asr.vad import FRAME_S
+from engine.asr.words import Word
+
+PAD_S = 0.15
+MIN_PHRASE_SPEECH = 0.5  # of a trailing silence phrase's span, to count as said
+# Normalized as ``Word.key`` gives them; the longest match at the end of a hypothesis is checked.
+SILENCE_PHRASES: tuple[tuple[str, ...], ...] = tuple(
+    tuple(p.split())
+    for p in (
+        "thank you",
+        "thank you very much",
+        "thank you so much",
+        "thank you for watching",
+        "thanks for watching",
+        "thank you for listening",
+        "thanks for listening",
+        "please subscribe",
+        "subscribe to my channel",
+        "bye",
+        "bye bye",
+        "thanks",
+        "you",
+    )
+)
+
+
+@dataclass(frozen=True)
+class SpeechFrames:
+    """Voice-activity flags, one per ``FRAME_S``, the first starting at ``origin_s`` on the source clock."""
+
+    flags: np.ndarray
+    origin_s: float
+
+    def _index(self, t_s: float) -> int:
+        return max(int(np.floor((t_s - self.origin_s) / FRAME_S)), 0)
+
+    def _slice(self, start_s: float, end_s: float) -> np.ndarray:
+        lo = self._index(start_s)
+        hi = max(int(np.ceil((end_s - self.origin_s) / FRAME_S)), lo)
+        return self.flags[lo:hi]
+
+    def any_speech(self, start_s: float, end_s: float) -> bool:
+        return bool(self._slice(start_s, end_s).any())
+
+    def speech_fraction(self, start_s: float, end_s: float) -> float:
+        part = self._slice(start_s, end_s)
+        return float(part.mean()) if part.size else 0.0
+
+    def quiet_from(self, t_s: float, end_s: float) -> float:
+        """Seconds without speech from ``t_s`` until speech resumes (or until ``end_s``, the audio heard so far)."""
+        first = max(int(np.ceil((t_s - self.origin_s) / FRAME_S)), 0)  # the frame holding ``t_s`` is the word's
+        speech = np.flatnonzero(self._slice(self.origin_s + first * FRAME_S, end_s))
+        if speech.size:
+            return max(self.origin_s + (first + int(speech[0])) * FRAME_S - t_s, 0.0)
+        return max(end_s - t_s, 0.0)
+
+    @property
+    def end_s(self) -> float:
+        return self.origin_s + self.flags.size * FRAME_S
+
+
+def drop_unspoken(words: Sequence[Word], frames: SpeechFrames) -> list[Word]:
+    """``words`` without a trailing silence phrase that was not spoken, and without words aligned outside speech."""
+    kept = list(words)
+    keys = [w.key for w in kept]
+    for phrase in sorted(SILENCE_PHRASES, key=len, reverse=True):
+        n = len(phrase)
+        if n <= len(keys) and tuple(keys[-n:]) == phrase:
+            if frames.speech_fraction(kept[-n].start_s, kept[-1].end_s) < MIN_PHRASE_SPEECH:
+                kept = kept[:-n]
+            break
+    return [w for w in kept if w.start_s >= frames.end_s or frames.any_speech(w.start_s - PAD_S, w.end_s + PAD_S)]

@@ -1,0 +1,162 @@
+"""How fast this machine is, measured while a session runs, and what the session sets from it.
+
+The defaults were chosen on one machine; on a slower CPU the recognizer's steps and the voice's pieces take longer,
+so words are committed later and each piece is ready later. ``MachinePace`` keeps the recent recognizer step costs
+and the voice's compute per second of audio (both on the session's clock: a ``--cpu-slowdown`` run sees them
+slowed) and derives:
+
+- the hurry threshold: the voice must have in hand at least what it takes for the next words to come and be
+  made: ``HURRY_STEPS`` × (recognizer step period + step cost + a hurried piece's compute), never below the
+  configured ``hurry_below_s``;
+- when steps cost more than ``STEP_COST_HIGH_S`` (a word is then committed well over a second after it was said) or
+  the voice's compute exceeds ``VOICE_RATIO_HIGH`` of the audio it makes, it degrades, one level at a time (at most
+  one change per ``DWELL_S``) and in this order (``DEGRADE_ORDER``), instead of falling behind:
+  1. the recognizer's buffer is cut sooner (``trim_s`` ``SHORT_TRIM_S``): shorter windows, cheaper steps;
+  2. the voice reads less left context (``SHORT_LEFT_CONTEXT`` phonemes): cheaper pieces;
+  3. if even then steps cost over ``STEP_COST_LIMIT_S`` or the voice over ``VOICE_RATIO_LIMIT``, nothing more can be
+     given: the session says the machine cannot keep up (window, log and report).
+  A level is left again when steps cost less than ``STEP_COST_LOW_S`` (and the voice half its limit).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+WINDOW = 12  # recent steps / pieces the figures are medians of
+MIN_STEPS = 6  # before this many steps the configured values stand
+HURRY_STEPS = 2.0
+STEP_COST_HIGH_S = 0.45
+STEP_COST_LOW_S = 0.25
+STEP_COST_LIMIT_S = 1.0  # even degraded: a word is then committed ~2.5 s after it was said, and the lag target is lost
+VOICE_RATIO_HIGH = 0.6  # voice compute / audio: above this, cheaper pieces
+VOICE_RATIO_LIMIT = 0.9  # even degraded, the voice barely makes its audio as fast as it plays
+DWELL_S = 8.0  # at least this long at a level before the next change
+SHORT_TRIM_S = 6.0
+SHORT_LEFT_CONTEXT = 48
+
+DEGRADE_ORDER = (
+    "full settings",
+    f"the recognizer's buffer is cut after {SHORT_TRIM_S:g} s",
+    f"the voice reads {SHORT_LEFT_CONTEXT} phonemes of left context",
+    "cannot keep up",
+)
+CANNOT_KEEP_UP = len(DEGRADE_ORDER) - 1
+
+
+@dataclass(frozen=True)
+class PaceStatus:
+    """What the meters and the report show."""
+
+    step_cost_s: float | None  # median of the recent recognizer steps
+    voice_ratio: float | None  # compute / audio over the recent pieces
+    hurry_below_s: float
+    level: int
+    level_name: str
+    message: str | None  # for the window: set while the machine cannot keep up
+
+
+class MachinePace:
+    """Fed from the recognizer's thread (``step``) and the voice's (``piece``); read from any thread."""
+
+    def __init__(self, min_step_s: float, hurry_below_s: float, adapt: bool = True) -> None:
+        self.min_step_s = min_step_s
+        self.base_hurry_s = hurry_below_s
+        self.adapt = adapt
+        self._steps: deque[float] = deque(maxlen=WINDOW)
+        self._pieces: deque[tuple[float, float]] = deque(maxlen=WINDOW)  # (compute, audio)
+        self._lock = threading.Lock()
+        self.level = 0
+        self._level_since_s = 0.0
+        self.changes: list[tuple[float, int]] = []  # (session time, new level); few: bounded by the dwell time
+        self.cannot_keep_up_s = 0.0
+        self._last_step_at: float | None = None
+
+    def step(self, compute_s: float, at_s: float) -> None:
+        """A recognizer step that recognized (``compute_s`` on the session clock) ended at ``at_s``."""
+        with self._lock:
+            self._steps.append(compute_s)
+            if self.level == CANNOT_KEEP_UP and self._last_step_at is not None:
+                self.cannot_keep_up_s += at_s - self._last_step_at
+            self._last_step_at = at_s
+            if self.adapt and len(self._steps) >= MIN_STEPS and at_s - self._level_since_s >= DWELL_S:
+                self._reconsider(at_s)
+
+    def piece(self, compute_s: float, audio_s: float) -> None:
+        with self._lock:
+            if audio_s > 0:
+                self._pieces.append((compute_s, audio_s))
+
+    def _reconsider(self, at_s: float) -> None:
+        cost = float(np.median(self._steps))
+        ratio = self._voice_ratio() or 0.0
+        over = cost > STEP_COST_HIGH_S or ratio > VOICE_RATIO_HIGH
+        beyond = cost > STEP_COST_LIMIT_S or ratio > VOICE_RATIO_LIMIT
+        level = self.level
+        if level < CANNOT_KEEP_UP - 1 and over or level == CANNOT_KEEP_UP - 1 and beyond:
+            level += 1
+        elif level == CANNOT_KEEP_UP and not beyond or cost < STEP_COST_LOW_S and ratio < VOICE_RATIO_HIGH / 2:
+            level = max(level - 1, 0)
+        if level != self.level:
+            log.info("machine pace: recognizer step %.2f s, voice compute/audio %s: %s", cost,
+                     "-" if ratio is None else f"{ratio:.2f}", DEGRADE_ORDER[level])  # fmt: skip
+            self.level = level
+            self._level_since_s = at_s
+            if len(self.changes) < 1000:
+                self.changes.append((at_s, level))
+
+    def _voice_ratio(self) -> float | None:
+        if not self._pieces:
+            return None
+        return sum(c for c, _ in self._pieces) / sum(a for _, a in self._pieces)
+
+    @property
+    def trim_s(self) -> float | None:
+        """The recognizer's trim length at this level (None: its own)."""
+        return SHORT_TRIM_S if self.level >= 1 else None
+
+    @property
+    def left_context(self) -> int | None:
+        """The voice's left context at this level (None: the policy's own)."""
+        return SHORT_LEFT_CONTEXT if self.level >= 2 else None
+
+    def hurry_below_s(self) -> float:
+        with self._lock:
+            if not self.adapt or len(self._steps) < MIN_STEPS:
+                return self.base_hurry_s
+            cost = float(np.median(self._steps))
+            piece = float(np.median([c for c, _ in self._pieces])) if self._pieces else 0.0
+        period = max(self.min_step_s, cost)
+        return max(self.base_hurry_s, HURRY_STEPS * (period + cost + piece))
+
+    def status(self) -> PaceStatus:
+        hurry = self.hurry_below_s()
+        with self._lock:
+            cost = float(np.median(self._steps)) if self._steps else None
+            ratio = self._voice_ratio()
+            level = self.level
+        message = None
+        if level == CANNOT_KEEP_UP:
+            message = (f"This computer is too slow to keep up: each recognizer step takes {cost or 0:.2f} s. "
+                       "The voice will fall behind; close other programs or use a faster model.")  # fmt: skip
+        return PaceStatus(cost, ratio, hurry, level, DEGRADE_ORDER[level], message)
+
+    def report(self) -> dict:
+        status = self.status()
+        return {
+            "step_cost_s": status.step_cost_s,
+            "voice_compute_ratio": status.voice_ratio,
+            "hurry_below_s": status.hurry_below_s,
+            "level": status.level,
+            "level_name": status.level_name,
+            "highest_level": max((lvl for _, lvl in self.changes), default=0),
+            "changes": [{"at_s": at, "level": lvl, "name": DEGRADE_ORDER[lvl]} for at, lvl in self.changes],
+            "cannot_keep_up_s": self.cannot_keep_up_s,
+            "degrade_order": list(DEGRADE_ORDER),
+        }

@@ -1,0 +1,145 @@
+"""The streaming recognizer on scripted hypotheses: the hold bound, trims at pauses and words, words nobody said."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.asr.backend import SAMPLE_RATE
+from engine.asr.commit import make_commit_policy
+from engine.asr.speech_filter import SpeechFrames, drop_unspoken
+from engine.asr.streaming import PAUSE_S, StreamConfig, StreamingRecognizer
+from engine.asr.vad import FRAME_S
+from engine.asr.words import Word
+
+WORD_S = 0.3  # each scripted word lasts this long
+
+
+class ScriptedBackend:
+    """Fast speech without punctuation: one word every ``WORD_S`` (a pause after the words in ``pauses_after``); each
+    hypothesis reads the words heard so far, but with the first word not yet committed changed at every call, so
+    consecutive hypotheses never agree and local agreement alone would commit nothing."""
+
+    name = "scripted"
+
+    def __init__(self, pauses_after: tuple[int, ...] = ()) -> None:
+        self.calls = 0
+        self.starts: list[float] = []
+        t = 0.0
+        for i in range(400):
+            self.starts.append(t)
+            t += WORD_S + (0.6 if i in pauses_after else 0.0)
+        self.recognizer: StreamingRecognizer | None = None
+
+    def transcribe(self, audio: np.ndarray, prompt: str | None = None) -> list[Word]:
+        self.calls += 1
+        assert self.recognizer is not None
+        offset = self.recognizer._offset_s
+        end = offset + audio.size / SAMPLE_RATE
+        words = [
+            Word(f"w{i}", s - offset, s + WORD_S - 0.02 - offset)
+            for i, s in enumerate(self.starts)
+            if s >= offset - 1e-6 and s + WORD_S <= end
+        ]
+        done = self.recognizer._last_committed_end - offset
+        first = next((i for i, w in enumerate(words) if w.start_s > done - 0.05), None)
+        if first is not None:  # flips at every call
+            w = words[first]
+            words[first] = Word(f"{w.text}{'ab'[self.calls % 2]}", w.start_s, w.end_s)
+        return words
+
+
+def run(recognizer: StreamingRecognizer, seconds: float, step_s: float = 0.3) -> list[tuple[float, list]]:
+    """Feed silence-free audio in steps; returns (time, committed words) per step."""
+    out = []
+    for n in range(int(seconds / step_s)):
+        recognizer.insert_audio(np.zeros(int(step_s * SAMPLE_RATE), np.float32))
+        now = (n + 1) * step_s
+        out.append((now, recognizer.step(now).committed))
+    return out
+
+
+def make(pauses_after: tuple[int, ...] = (), config: StreamConfig | None = None) -> StreamingRecognizer:
+    backend = ScriptedBackend(pauses_after)
+    recognizer = StreamingRecognizer(backend, make_commit_policy("la2"), vad=None, config=config)  # type: ignore[arg-type]
+    backend.recognizer = recognizer
+    return recognizer
+
+
+def test_words_the_hypotheses_never_agree_on_are_committed_within_the_bound() -> None:
+    recognizer = make()
+    steps = run(recognizer, 30.0)
+    committed = [(now, w) for now, words in steps for w in words]
+    assert len(committed) > 60  # ~100 words said; all but the last few seconds committed before the end
+    for now, word in committed:
+        assert now - word.end_s <= recognizer.config.max_hold_s + 0.3 + 1e-6  # the bound, plus one step
+    assert recognizer.forced_words == len(committed)
+    assert recognizer.dropped_audio_s == 0.0  # the 25 s cap never fired
+    assert max(recognizer.buffer_s for _ in [0]) <= recognizer.config.trim_s + 1.0
+
+
+def test_without_the_bound_nothing_is_committed_until_the_buffer_cap() -> None:
+    """The failure the bound removes: the same stream with no bound commits nothing for 20 s and drops audio."""
+    recognizer = make(config=StreamConfig(max_hold_s=1e9))
+    steps = run(recognizer, 30.0)
+    first = next((now for now, words in steps if words), None)
+    assert first is None or first > 15.0
+    assert recognizer.dropped_audio_s > 0
+
+
+def test_the_buffer_is_cut_at_a_pause_after_a_committed_word() -> None:
+    recognizer = make(pauses_after=(10,), config=StreamConfig(trim_s=8.0))
+    run(recognizer, 8.4)  # the first trim: at 8.1 s, with committed words up to ~5 s and one pause at ~3.3 s
+    pause_start = recognizer.backend.starts[10] + WORD_S - 0.02  # type: ignore[attr-defined]
+    assert recognizer._offset_s == pytest.approx(pause_start + 0.05, abs=1e-3)
+    flagged = [w for w in recognizer.committed if w.pause_after]
+    assert [w.text.rstrip("ab") for w in flagged] == ["w10"]
+
+
+def test_the_buffer_is_cut_after_a_committed_word_when_there_is_no_pause() -> None:
+    recognizer = make(config=StreamConfig(trim_s=8.0))
+    run(recognizer, 12.0)
+    assert 0 < recognizer._offset_s
+    ends = [w.end_s for w in recognizer.committed]
+    assert any(abs(recognizer._offset_s - (e + 0.02)) < 0.03 or abs(recognizer._offset_s - (e + 0.05)) < 1e-3
+               for e in ends)  # fmt: skip
+    assert recognizer.buffer_s <= 8.0 + 1.0
+
+
+def frames(speech: list[tuple[float, float]], total_s: float) -> SpeechFrames:
+    t = np.arange(int(total_s / FRAME_S)) * FRAME_S
+    flags = np.zeros(t.size, bool)
+    for a, b in speech:
+        flags |= (t + FRAME_S > a) & (t < b)
+    return SpeechFrames(flags, 0.0)
+
+
+def test_words_aligned_outside_speech_are_dropped() -> None:
+    heard = frames([(0.0, 2.0)], 6.0)
+    words = [Word("the", 0.2, 0.4), Word("cat.", 1.6, 2.05), Word("Bird", 4.0, 4.4)]
+    assert [w.text for w in drop_unspoken(words, heard)] == ["the", "cat."]
+
+
+def test_a_trailing_thank_you_over_silence_is_dropped_but_a_spoken_one_is_kept() -> None:
+    heard = frames([(0.0, 2.1)], 6.0)
+    words = [Word("It", 0.2, 0.4), Word("ended.", 1.5, 2.0), Word("Thank", 2.0, 2.3), Word("you.", 2.3, 3.2)]
+    assert [w.text for w in drop_unspoken(words, heard)] == ["It", "ended."]
+    said = frames([(0.0, 3.3)], 6.0)
+    assert len(drop_unspoken(words, said)) == 4
+    thanks = [Word("Thanks", 2.0, 2.5), Word("for", 2.5, 2.7), Word("watching!", 2.7, 3.5)]
+    assert drop_unspoken([*words[:2], *thanks], heard) == words[:2]
+
+
+def test_quiet_time_after_a_word() -> None:
+    heard = frames([(0.0, 1.0), (1.5, 2.0)], 3.0)
+    assert heard.quiet_from(1.0, 3.0) == pytest.approx(0.5, abs=FRAME_S)
+    assert heard.quiet_from(2.0, 3.0) == pytest.approx(1.0, abs=FRAME_S)
+    assert PAUSE_S < 0.5
+
+
+def test_the_hold_bound_does_not_apply_to_the_offline_policy() -> None:
+    backend = ScriptedBackend()
+    recognizer = StreamingRecognizer(backend, make_commit_policy("offline"), vad=None)  # type: ignore[arg-type]
+    backend.recognizer = recognizer
+    steps = run(recognizer, 10.0)
+    assert not any(words for _, words in steps)
