@@ -149,6 +149,7 @@ def _shadow_config(args: argparse.Namespace):  # noqa: ANN202 - ShadowConfig, im
         echo_guard=args.echo_guard,
         input_device=_device(args.input), output_device=_device(args.output), voice_rate=args.voice_rate,
         tentative_lookahead=not args.final_lookahead, hurry_below_s=args.hurry, cpu_slowdown=args.cpu_slowdown,
+        catch_up=args.catch_up,
     )  # fmt: skip
 
 
@@ -488,6 +489,8 @@ def build_parser() -> argparse.ArgumentParser:
     shadow.add_argument("--report", metavar="JSON", help="write the measurements here")
     shadow.add_argument("--record", metavar="DIR", help="record the session into this folder")
     _add_cpu_slowdown(shadow)
+    shadow.add_argument("--catch-up", type=float, default=1.3, metavar="RATE",
+                        help="speak up to this much faster while far behind the speaker (1.3; 1 = never)")  # fmt: skip
     shadow.set_defaults(func=_run_shadow)
 
     ev = sub.add_parser("eval", parents=[common], help="evaluate on a manifest: report.json, report.csv and plots")

@@ -270,13 +270,30 @@ class StreamingRecognizer:
         if self._buffer.size > 2 * keep and not self._tail:
             self._cut(self._buffer.size - keep)
 
+    def _stalled(self) -> bool:
+        """The hypothesis stops more than ``max_hold_s`` before the audio's end although speech goes on after it:
+        the decoder gave up on the buffer (it does, on a long buffer, after a repetition it cut)."""
+        frames = self._frames()
+        if frames is None or not self._committed:
+            return False
+        heard_to = self._tail[-1].end_s if self._tail else self._last_committed_end
+        audio_end = self._offset_s + self.buffer_s
+        return heard_to < audio_end - self.config.max_hold_s and frames.any_speech(heard_to + PAUSE_S, audio_end)
+
     def _trim(self) -> None:
         """Past ``self.trim_s``, cut the buffer at the last committed sentence end, else at the last pause after a
-        committed word, else after the last committed word (the next word's start, if it is tentative)."""
-        if self.buffer_s <= self.trim_s:
+        committed word, else after the last committed word (the next word's start, if it is tentative). A stalled
+        hypothesis (``_stalled``) is cut after the last committed word whatever the buffer's length, so the next
+        step decodes the speech after it afresh."""
+        stalled = self._stalled()
+        if self.buffer_s <= self.trim_s and not stalled:
             return
         in_buffer = [w for w in self._committed if w.end_s > self._offset_s]
         if not in_buffer:
+            return
+        if stalled:
+            log.debug("hypothesis stalled at %.1f s: cutting the buffer there", in_buffer[-1].end_s)
+            self._cut(int((in_buffer[-1].end_s + TRIM_MARGIN_S - self._offset_s) * SAMPLE_RATE))
             return
         ends = [w.end_s for w in in_buffer if w.text.endswith(SENTENCE_END)]
         if not ends:

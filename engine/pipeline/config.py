@@ -29,6 +29,7 @@ class ShadowConfig:
     echo_guard: str = "off"  # "gate": ignore the microphone while the voice plays
     input_device: str | int | None = None
     output_device: str | int | None = None
+    catch_up: float = 1.3  # the voice speaks up to this much faster while it is far behind (1: never)
     adapt: bool = True  # measure the machine's pace and set the hurry threshold and degradations from it
     # a file run on the simulated clock charges every stage's compute × this: how a machine F times slower fares
     cpu_slowdown: float = 1.0
@@ -44,6 +45,8 @@ class ShadowConfig:
             raise ValueError(f"hurry_below_s must be >= 0, not {self.hurry_below_s}")
         if self.min_step_s <= 0:
             raise ValueError(f"min_step_s must be positive, not {self.min_step_s}")
+        if not 1.0 <= self.catch_up <= 2.0:
+            raise ValueError(f"catch-up rate must be between 1 and 2, not {self.catch_up}")
         if not 0.1 <= self.cpu_slowdown <= 20:
             raise ValueError(f"the CPU slowdown must be between 0.1 and 20, not {self.cpu_slowdown}")
 

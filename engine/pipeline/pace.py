@@ -41,6 +41,9 @@ DWELL_S = 8.0  # at least this long at a level before the next change
 SHORT_TRIM_S = 6.0
 SHORT_LEFT_CONTEXT = 48
 
+CATCH_UP_FROM_S = 2.5  # ear-voice lag above which the voice speeds up
+CATCH_UP_PER_S = 0.15  # rate added per second of lag above that
+
 DEGRADE_ORDER = (
     "full settings",
     f"the recognizer's buffer is cut after {SHORT_TRIM_S:g} s",
@@ -48,6 +51,15 @@ DEGRADE_ORDER = (
     "cannot keep up",
 )
 CANNOT_KEEP_UP = len(DEGRADE_ORDER) - 1
+
+
+def catch_up_rate(lag_s: float | None, max_rate: float) -> float:
+    """How much faster than its own rate the voice speaks when it is ``lag_s`` behind the speaker: a speaker faster
+    than the voice (fast conversational speech) would otherwise leave it further behind with every sentence.
+    1 up to ``CATCH_UP_FROM_S``, then ``CATCH_UP_PER_S`` more per second of lag, at most ``max_rate``."""
+    if lag_s is None or max_rate <= 1.0:
+        return 1.0
+    return min(max(1.0 + CATCH_UP_PER_S * (lag_s - CATCH_UP_FROM_S), 1.0), max_rate)
 
 
 @dataclass(frozen=True)
@@ -134,6 +146,11 @@ class MachinePace:
             piece = float(np.median([c for c, _ in self._pieces])) if self._pieces else 0.0
         period = max(self.min_step_s, cost)
         return max(self.base_hurry_s, HURRY_STEPS * (period + cost + piece))
+
+    def piece_compute_s(self) -> float:
+        """Median compute of the recent pieces (0 before any)."""
+        with self._lock:
+            return float(np.median([c for c, _ in self._pieces])) if self._pieces else 0.0
 
     def status(self) -> PaceStatus:
         hurry = self.hurry_below_s()

@@ -34,7 +34,7 @@ from engine.pipeline.echo import EchoGate
 from engine.pipeline.keys import SentenceKeys
 from engine.pipeline.memory import MemoryTrimmer
 from engine.pipeline.models import Models
-from engine.pipeline.pace import MachinePace
+from engine.pipeline.pace import MachinePace, catch_up_rate
 from engine.pipeline.recorder import SessionRecorder
 from engine.pipeline.summary import SessionFigures
 from engine.tts.chunker import ChunkSizes
@@ -443,6 +443,8 @@ class ShadowSession:
         pace.step(compute_s, at_s)
         if self._worker is not None:
             self._worker.hurry_below_s = pace.hurry_below_s()
+            if self.config.adapt:
+                self._worker.silent_below_s = pace.piece_compute_s()
         if pace.level == level:
             return
         if self._asr is not None:
@@ -531,6 +533,10 @@ class ShadowSession:
             self.recorder.output_audio(piece.samples, start)
         # a gap is the engine's fault when the piece's own words were committed before it began (METRICS.md),
         # even if the piece then waited for its lookahead; so it is classified by their commit, not by inputs_at
+        if spoken:  # far behind a fast speaker: speak the next pieces faster (``pace.catch_up_rate``)
+            factor = catch_up_rate(spoken[-1].lag_s, self.config.catch_up)
+            self.models.voice.rate = self.config.voice_rate * factor
+            self.figures.rate(factor)
         words_at = max((record.commit_s for record in spoken), default=inputs_at)
         self.figures.played(piece, spoken, start, end, words_at, self._sink.player is None)
         if spoken:

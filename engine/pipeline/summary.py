@@ -47,6 +47,8 @@ class SessionFigures:
         self._previous_end: float | None = None
         self.asr_figures: dict = {}
         self.pace: dict = {}  # ``MachinePace.report()``: what the session measured of the machine and set from it
+        self.faster_pieces = 0  # pieces the voice spoke faster than its rate to catch up with a fast speaker
+        self.max_rate = 1.0
 
     def committed(self, records: list[WordRecord]) -> None:
         with self._lock:
@@ -120,6 +122,12 @@ class SessionFigures:
                 "dropped_audio_s": run.dropped_audio_s,
             }
 
+    def rate(self, factor: float) -> None:
+        """The voice's catch-up factor after a piece played (1: its own rate)."""
+        with self._lock:
+            self.faster_pieces += factor > 1.0
+            self.max_rate = max(self.max_rate, factor)
+
     def underruns(self) -> int:
         return self.gaps.underruns
 
@@ -150,6 +158,7 @@ class SessionFigures:
                 "speculated_pieces": self.speculated,
                 **self.asr_figures,
                 "pace": dict(self.pace),
+                "catch_up": {"faster_pieces": self.faster_pieces, "max_rate": self.max_rate},
                 "source_times": "recognizer word timestamps (source clock)",
                 "committed_text": " ".join(self.committed_text),
                 "spoken_text": " ".join(self.spoken_text),
