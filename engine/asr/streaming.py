@@ -184,7 +184,7 @@ class StreamingRecognizer:
         if frames is None:
             return words, 0
         kept = drop_unspoken(words, frames)
-        if len(kept) < len(words):
+        if len(kept) < len(words) and log.isEnabledFor(logging.DEBUG):
             log.debug("dropped %d word(s) nobody said: %s", len(words) - len(kept),
                       " ".join(w.text for w in words if w not in kept))  # fmt: skip
         return kept, len(words) - len(kept)

@@ -147,11 +147,6 @@ class MachinePace:
         period = max(self.min_step_s, cost)
         return max(self.base_hurry_s, HURRY_STEPS * (period + cost + piece))
 
-    def piece_compute_s(self) -> float:
-        """Median compute of the recent pieces (0 before any)."""
-        with self._lock:
-            return float(np.median([c for c, _ in self._pieces])) if self._pieces else 0.0
-
     def status(self) -> PaceStatus:
         hurry = self.hurry_below_s()
         with self._lock:

@@ -443,8 +443,6 @@ class ShadowSession:
         pace.step(compute_s, at_s)
         if self._worker is not None:
             self._worker.hurry_below_s = pace.hurry_below_s()
-            if self.config.adapt:
-                self._worker.silent_below_s = pace.piece_compute_s()
         if pace.level == level:
             return
         if self._asr is not None:

@@ -64,7 +64,6 @@ class SynthesisWorker:
         self.hurry_below_s = hurry_below_s
         self.hurried = 0  # commands on which the worker hurried and made a piece
         self.max_wait_s = MAX_WAIT_S
-        self.silent_below_s = SILENT_S  # the session raises it to the time a piece takes on this machine
         self._waiting_since: float | None = None  # when the oldest fed word no piece holds yet arrived
         self._span: ComputeSpan | None = None
         self._command_at: float | None = None
@@ -206,10 +205,9 @@ class SynthesisWorker:
         return self.clock.now() if self.clock is not None else time.monotonic()
 
     def _silent(self) -> bool:
-        """The voice has nothing left to play, or less than it takes to make a piece (``silent_below_s``): it will
-        fall silent before the next piece is ready whatever it does."""
-        threshold = max(self.silent_below_s, SILENT_S)
-        return self._audio_in_hand is not None and self._audio_in_hand(self._now()) <= threshold
+        """The voice has nothing left to play: it waits for words (holding back words while it still speaks would
+        make a gap whose words were there, an underrun)."""
+        return self._audio_in_hand is not None and self._audio_in_hand(self._now()) <= SILENT_S
 
     def _should_hurry(self) -> bool:
         if self._audio_in_hand is None or self.hurry_below_s <= 0:

@@ -1,0 +1,71 @@
+"""The machine's pace: the hurry threshold, the degradation ladder and its order, the catch-up rate."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.pipeline import pace as p
+from engine.pipeline.pace import CANNOT_KEEP_UP, DEGRADE_ORDER, MachinePace, catch_up_rate
+
+
+def steps(pace: MachinePace, cost_s: float, seconds: float, start_s: float = 0.0, every_s: float = 0.5) -> float:
+    t = start_s
+    while t < start_s + seconds:
+        t += every_s
+        pace.step(cost_s, t)
+    return t
+
+
+def test_a_fast_machine_keeps_the_configured_settings() -> None:
+    pace = MachinePace(min_step_s=0.3, hurry_below_s=1.0)
+    steps(pace, 0.15, 60)
+    for _ in range(20):
+        pace.piece(0.05, 0.5)
+    assert pace.level == 0 and pace.trim_s is None and pace.left_context is None
+    assert pace.hurry_below_s() == pytest.approx(1.0)  # 2 x (0.3 + 0.15 + 0.05) = 1.0
+    assert pace.status().message is None
+
+
+def test_the_hurry_threshold_grows_with_the_step_cost_and_the_piece_compute() -> None:
+    pace = MachinePace(min_step_s=0.3, hurry_below_s=1.0, adapt=True)
+    assert pace.hurry_below_s() == 1.0  # before enough steps: the configured value
+    steps(pace, 0.4, 3)
+    for _ in range(5):
+        pace.piece(0.2, 0.6)
+    assert pace.hurry_below_s() == pytest.approx(2 * (0.4 + 0.4 + 0.2))
+    assert MachinePace(0.3, 1.0, adapt=False).hurry_below_s() == 1.0
+
+
+def test_a_slow_machine_degrades_in_the_stated_order_one_level_per_dwell() -> None:
+    pace = MachinePace(min_step_s=0.3, hurry_below_s=1.0)
+    t = steps(pace, 0.6, p.DWELL_S + 1)
+    assert pace.level == 1 and pace.trim_s == p.SHORT_TRIM_S and pace.left_context is None
+    t = steps(pace, 0.6, p.DWELL_S + 1, t)
+    assert pace.level == 2 and pace.left_context == p.SHORT_LEFT_CONTEXT
+    t = steps(pace, 0.6, 3 * p.DWELL_S, t)
+    assert pace.level == 2  # 0.6 s steps are slow, not hopeless: no warning
+    t = steps(pace, 1.5, p.DWELL_S + 1, t)
+    assert pace.level == CANNOT_KEEP_UP
+    assert "too slow" in (pace.status().message or "")
+    t = steps(pace, 0.1, 4 * p.DWELL_S, t)
+    assert pace.level == 0  # recovered, one level at a time
+    report = pace.report()
+    assert [c["level"] for c in report["changes"]] == [1, 2, 3, 2, 1, 0]
+    assert report["highest_level"] == CANNOT_KEEP_UP and report["cannot_keep_up_s"] > 0
+    assert report["degrade_order"] == list(DEGRADE_ORDER)
+
+
+def test_a_slow_voice_degrades_too() -> None:
+    pace = MachinePace(min_step_s=0.3, hurry_below_s=1.0)
+    for _ in range(12):
+        pace.piece(0.7, 1.0)
+    steps(pace, 0.1, p.DWELL_S + 1)
+    assert pace.level == 1
+
+
+def test_catch_up_rate() -> None:
+    assert catch_up_rate(None, 1.3) == 1.0
+    assert catch_up_rate(2.0, 1.3) == 1.0
+    assert catch_up_rate(p.CATCH_UP_FROM_S + 1.0, 1.3) == pytest.approx(1.0 + p.CATCH_UP_PER_S)
+    assert catch_up_rate(20.0, 1.3) == 1.3
+    assert catch_up_rate(20.0, 1.0) == 1.0
