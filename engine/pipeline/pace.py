@@ -41,7 +41,7 @@ DWELL_S = 8.0  # at least this long at a level before the next change
 SHORT_TRIM_S = 6.0
 SHORT_LEFT_CONTEXT = 48
 
-CATCH_UP_FROM_S = 2.5  # ear-voice lag above which the voice speeds up
+CATCH_UP_FROM_S = 3.0  # ear-voice lag above which the voice speeds up (above the p90 target of 3.5 s less a piece)
 CATCH_UP_PER_S = 0.15  # rate added per second of lag above that
 
 DEGRADE_ORDER = (

@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 COMMAND_QUEUE_SIZE = 256
 # Committed words never wait longer than this for their lookahead, even at a sentence's start (whose silence is
 # otherwise a pause): a speaker who stops after "and" would leave the word unspoken until they go on.
-MAX_WAIT_S = 1.5
+MAX_WAIT_S = 2.5
 SILENT_S = 0.02  # less voice than this in hand: silent
 
 
