@@ -41,7 +41,7 @@ DWELL_S = 8.0  # at least this long at a level before the next change
 SHORT_TRIM_S = 6.0
 SHORT_LEFT_CONTEXT = 48
 
-CATCH_UP_FROM_S = 3.0  # ear-voice lag above which the voice speeds up (above the p90 target of 3.5 s less a piece)
+CATCH_UP_FROM_S = 3.0  # ear-voice lag above which the voice speeds up (past the median target, short of the p90 one)
 CATCH_UP_PER_S = 0.15  # rate added per second of lag above that
 
 DEGRADE_ORDER = (
@@ -155,8 +155,9 @@ class MachinePace:
             level = self.level
         message = None
         if level == CANNOT_KEEP_UP:
-            message = (f"This computer is too slow to keep up: each recognizer step takes {cost or 0:.2f} s. "
-                       "The voice will fall behind; close other programs or use a faster model.")  # fmt: skip
+            message = (f"This computer is too slow to keep up: each recognizer step takes {cost or 0:.2f} s and the "
+                       f"voice needs {ratio or 0:.1f} s of compute per second of speech. The voice will fall behind; "
+                       "close other programs.")  # fmt: skip
         return PaceStatus(cost, ratio, hurry, level, DEGRADE_ORDER[level], message)
 
     def report(self) -> dict:
