@@ -113,13 +113,16 @@ class SpeechGate:
         return speech
 
 
+def speech_flags(samples: np.ndarray, vad: SileroVad, config: GateConfig | None = None) -> np.ndarray:
+    """Which frames (``FRAME`` samples each) of a whole signal are speech, from a fresh detector and gate."""
+    vad.reset()
+    return SpeechGate(config).decide(vad.probabilities(samples))
+
+
 def speech_seconds(samples: np.ndarray, vad: SileroVad | None = None, config: GateConfig | None = None) -> float:
     """Seconds of speech in a whole signal, counting only runs of at least ``min_speech_s``."""
-    vad = vad or SileroVad()
-    vad.reset()
-    gate = SpeechGate(config)
-    flags = gate.decide(vad.probabilities(samples))
-    min_frames = int(round(gate.config.min_speech_s / FRAME_S))
+    flags = speech_flags(samples, vad or SileroVad(), config)
+    min_frames = int(round((config or GateConfig()).min_speech_s / FRAME_S))
     total, run = 0, 0
     for flag in [*flags, False]:
         if flag:

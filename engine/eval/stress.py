@@ -32,7 +32,7 @@ import soundfile as sf
 
 from engine.asr.backend import SAMPLE_RATE
 from engine.asr.bench import load_manifest
-from engine.asr.vad import FRAME, SileroVad, SpeechGate
+from engine.asr.vad import FRAME, SileroVad, speech_flags
 from engine.audio.io import load_audio
 from engine.audio.resample import resample
 
@@ -56,26 +56,26 @@ class StressSetError(RuntimeError):
     pass
 
 
-def speech_rms(audio: np.ndarray, vad: SileroVad) -> float:
-    """RMS over the frames the voice-activity detector calls speech (the whole signal if it hears none)."""
-    vad.reset()
-    flags = SpeechGate().decide(vad.probabilities(audio))
-    frames = audio[: flags.size * FRAME].reshape(-1, FRAME)[flags] if flags.any() else audio.reshape(1, -1)
-    return float(np.sqrt(np.mean(np.square(frames, dtype=np.float64)))) or 1e-9
+def rms(signal: np.ndarray) -> float:
+    return float(np.sqrt(np.mean(np.square(signal, dtype=np.float64)))) or 1e-9
+
+
+def speech_rms(audio: np.ndarray, flags: np.ndarray) -> float:
+    """RMS over the frames ``flags`` (``vad.speech_flags``) call speech (the whole signal if none)."""
+    return rms(audio[: flags.size * FRAME].reshape(-1, FRAME)[flags] if flags.any() else audio)
 
 
 def trim_silence(audio: np.ndarray, vad: SileroVad) -> np.ndarray:
-    vad.reset()
-    flags = SpeechGate().decide(vad.probabilities(audio))
-    speech = np.flatnonzero(flags)
+    speech = np.flatnonzero(speech_flags(audio, vad))
     if not speech.size:
         return audio
     keep = int(EDGE_KEEP_S * SAMPLE_RATE)
     return audio[max(speech[0] * FRAME - keep, 0) : min((speech[-1] + 1) * FRAME + keep, audio.size)]
 
 
-def at_level(audio: np.ndarray, dbfs: float, vad: SileroVad) -> np.ndarray:
-    return (audio * (10 ** (dbfs / 20) / speech_rms(audio, vad))).astype(np.float32)
+def at_level(audio: np.ndarray, dbfs: float, level: float) -> np.ndarray:
+    """Scaled so that its speech (RMS ``level``) sits at ``dbfs``."""
+    return (audio * (10 ** (dbfs / 20) / level)).astype(np.float32)
 
 
 def clipped(audio: np.ndarray) -> np.ndarray:
@@ -83,10 +83,11 @@ def clipped(audio: np.ndarray) -> np.ndarray:
     return np.clip(audio / peak * 10 ** (CLIP_GAIN_DB / 20), -1.0, 1.0).astype(np.float32)
 
 
-def with_noise(audio: np.ndarray, noise: np.ndarray, snr_db: float, vad: SileroVad) -> np.ndarray:
-    """``noise`` (looped or cut to length) scaled to ``snr_db`` below the speech, added; peaks kept below 1."""
+def with_noise(audio: np.ndarray, noise: np.ndarray, snr_db: float, level: float) -> np.ndarray:
+    """``noise`` (looped or cut to length) scaled to ``snr_db`` below the speech (RMS ``level``), added; peaks kept
+    below 1."""
     noise = np.resize(noise, audio.size).astype(np.float64)
-    noise *= speech_rms(audio, vad) / (float(np.sqrt(np.mean(noise**2))) or 1e-9) / 10 ** (snr_db / 20)
+    noise *= level / rms(noise) / 10 ** (snr_db / 20)
     mixed = audio + noise
     peak = float(np.max(np.abs(mixed)))
     return (mixed / peak * 0.99 if peak > 0.99 else mixed).astype(np.float32)
@@ -97,7 +98,7 @@ def babble(others: Sequence[np.ndarray], length: int) -> np.ndarray:
     out = np.zeros(length, np.float64)
     for i, other in enumerate(others):
         talker = np.roll(np.resize(other, length), i * length // max(len(others), 1))
-        out += talker / (float(np.sqrt(np.mean(talker.astype(np.float64) ** 2))) or 1e-9)
+        out += talker / rms(talker)
     return out.astype(np.float32)
 
 
@@ -155,12 +156,13 @@ def build(manifest: Path, out_dir: Path, recordings: Sequence[str] | None = None
     write("fast_joined", tempo(joined, FAST_TEMPO), " ".join(e["text"] for e in order), "fast_joined", None)
     for entry_id in chosen:
         entry, clean = by_id[entry_id], audio[entry_id]
+        level = speech_rms(clean, speech_flags(clean, vad))
         others = [audio[e["id"]] for e in entries if e["id"] != entry_id][:BABBLE_TALKERS]
         variants = {
-            "quiet": at_level(clean, QUIET_DBFS, vad),
+            "quiet": at_level(clean, QUIET_DBFS, level),
             "clipped": clipped(clean),
-            "white_10db": with_noise(clean, rng.standard_normal(clean.size).astype(np.float32), SNR_DB, vad),
-            "babble_10db": with_noise(clean, babble(others, clean.size), SNR_DB, vad),
+            "white_10db": with_noise(clean, rng.standard_normal(clean.size).astype(np.float32), SNR_DB, level),
+            "babble_10db": with_noise(clean, babble(others, clean.size), SNR_DB, level),
             "telephone": telephone(clean),
         }
         for condition, samples in variants.items():
