@@ -257,13 +257,12 @@ EVAL_COMMITS = ("la2", "hold2", "waitk", "offline")
 
 
 def _run_eval(args: argparse.Namespace) -> int:
-    from engine import paths
     from engine.asr.backend import AsrError
     from engine.asr.commit import make_commit_policy
     from engine.audio.io import AudioFileError
     from engine.eval.runner import tts_config
 
-    manifest = Path(args.manifest) if args.manifest else paths.shared_speech_dir() / "manifest.jsonl"
+    manifest = _manifest(args.manifest)
     if not manifest.is_file():
         return _fail(f"manifest not found: {manifest}", EXIT_USAGE)
     out = Path(args.out)
@@ -311,12 +310,11 @@ def _slowdown_config(slowdown: float):  # noqa: ANN202 - ShadowConfig, imported 
 
 
 def _run_stress_set(args: argparse.Namespace) -> int:
-    from engine import paths
     from engine.asr.bench import load_manifest
     from engine.audio.io import AudioFileError
     from engine.eval.stress import StressSetError, build
 
-    manifest = Path(args.manifest) if args.manifest else paths.shared_speech_dir() / "manifest.jsonl"
+    manifest = _manifest(args.manifest)
     if not manifest.is_file():
         return _fail(f"manifest not found: {manifest}", EXIT_USAGE)
     ids = None
@@ -331,6 +329,13 @@ def _run_stress_set(args: argparse.Namespace) -> int:
     total = sum(e["duration_s"] for e in entries)
     print(f"{len(entries)} recordings, {total / 60:.1f} minutes: {Path(args.out) / 'manifest.jsonl'}")
     return EXIT_OK
+
+
+def _manifest(arg: str | None) -> Path:
+    """The manifest given on the command line, else ../shared/speech's."""
+    from engine import paths
+
+    return Path(arg) if arg else paths.shared_speech_dir() / "manifest.jsonl"
 
 
 def _json_default(value: object) -> object:
@@ -350,14 +355,12 @@ def _run_bench(args: argparse.Namespace) -> int:
     if args.stage != "shadow" and args.cpu_slowdown != 1.0:
         return _fail("--cpu-slowdown is for bench shadow", EXIT_USAGE)
     if args.stage in ("shadow", "asr"):
-        from engine import paths
-
         if args.stage == "shadow":
             from engine.pipeline import bench as stage_bench
         else:
             from engine.asr import bench as stage_bench  # type: ignore[no-redef]
 
-        manifest = Path(args.manifest) if args.manifest else paths.shared_speech_dir() / "manifest.jsonl"
+        manifest = _manifest(args.manifest)
         if not manifest.is_file():
             return _fail(f"manifest not found: {manifest} (give one with --manifest)", EXIT_USAGE)
         if args.stage == "shadow":
@@ -500,13 +503,13 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--commit", default=",".join(EVAL_COMMITS), help=f"comma-separated ({','.join(EVAL_COMMITS)})")
     ev.add_argument("--soak", type=float, metavar="MINUTES", help="instead: one session this long, back to back")
     _add_cpu_slowdown(ev)
+    ev.set_defaults(func=_run_eval)
 
     stress = sub.add_parser("stress-set", parents=[common], help="make the stress set from real recordings")
     stress.add_argument("--out", metavar="DIR", required=True, help="write manifest.jsonl and wav/ here")
     stress.add_argument("--manifest", metavar="JSONL", help="recordings to start from (default ../shared/speech)")
     stress.add_argument("--recordings", metavar="IDS", help="ids for the per-recording conditions, or all")
     stress.set_defaults(func=_run_stress_set)
-    ev.set_defaults(func=_run_eval)
     return parser
 
 
