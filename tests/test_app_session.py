@@ -13,8 +13,8 @@ import pytest
 from PySide6.QtGui import QImage
 
 from engine import paths
-from engine.asr.report import wer
 from engine.audio.io import load_audio
+from engine.metrics.wer import wer
 from engine.pipeline.recorder import INPUT_WAV, METRICS, OUTPUT_WAV, REPORT, TRANSCRIPT
 from tests import virtual_audio as va
 

@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 from engine.asr.commit import make_commit_policy
-from engine.asr.report import wer
 from engine.asr.run import run_capture
 from engine.asr.streaming import StreamingRecognizer
 from engine.asr.vad import SileroVad
 from engine.asr.whisper_backend import WhisperBackend
 from engine.audio.capture import Capture
 from engine.clock import RealClock
+from engine.metrics.wer import wer
 from tests import virtual_audio as va
 
 pytestmark = [pytest.mark.audio, pytest.mark.slow]

@@ -11,11 +11,11 @@ import wave
 import numpy as np
 import pytest
 
-from engine.asr.report import wer
 from engine.audio.block import AudioBlock
 from engine.audio.devices import AudioDeviceError
 from engine.audio.io import load_audio
 from engine.metrics import names as m
+from engine.metrics.wer import wer
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.recorder import INPUT_WAV, METRICS, OUTPUT_WAV, REPORT, TRANSCRIPT
 from engine.pipeline.session import SessionListener, ShadowSession, State

@@ -1,7 +1,4 @@
-"""Transcription figures (METRICS.md): commit latency against reference word end times, WERs, RTF, lag.
-
-``wer`` is re-exported from ``engine.metrics.wer`` (the one normalizer every WER goes through).
-"""
+"""Transcription figures (METRICS.md): commit latency against reference word end times, WERs, RTF, lag."""
 
 from __future__ import annotations
 
@@ -14,8 +11,6 @@ from engine.asr.words import Word, normalize_token
 from engine.metrics import aggregate
 from engine.metrics import names as m
 from engine.metrics.wer import wer
-
-__all__ = ["commit_latencies", "transcription_report", "wer"]
 
 
 def commit_latencies(committed: Sequence[CommittedWord], reference: Sequence[Word]) -> list[float]:

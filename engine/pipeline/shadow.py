@@ -16,13 +16,13 @@ import numpy as np
 
 from engine.asr.backend import SAMPLE_RATE
 from engine.asr.offline import transcribe_long
-from engine.asr.report import wer
 from engine.asr.transcribe import manifest_entry
 from engine.asr.words import normalize_token
 from engine.audio.io import load_audio
 from engine.metrics import aggregate
 from engine.metrics import names as m
 from engine.metrics.shadowing import lag_drift_s
+from engine.metrics.wer import wer
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.models import Models
 from engine.pipeline.recorder import OUTPUT_WAV
