@@ -93,9 +93,6 @@ class SessionListener:
 
     def on_error(self, message: str) -> None: ...
 
-    def on_warning(self, message: str) -> None:
-        """Something the user should know that does not stop the session (the machine cannot keep up)."""
-
 
 @dataclass
 class MeterSnapshot:
@@ -453,10 +450,9 @@ class ShadowSession:
             synthesizer.policy = (
                 replace(self._base_policy, left_context=context) if context is not None else self._base_policy
             )
-        status = pace.status()
-        if status.message is not None:
-            log.warning("%s", status.message)
-            self.listener.on_warning(status.message)
+        message = pace.status().message
+        if message is not None:  # the window shows it from the snapshot; the report has it in ``pace``
+            log.warning("%s", message)
 
     def _on_piece(self, piece: AudioPiece) -> None:
         if self._cancel.is_set():

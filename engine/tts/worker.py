@@ -183,14 +183,14 @@ class SynthesisWorker:
                 synthesizer.resuming = synthesizer.overdue = False
             if not synthesizer.unspoken_words:
                 self._waiting_since = None
-        elif command.kind == "end_sentence":
+            return
+        if command.kind == "end_sentence":
             self.synthesizer.end_sentence()
         elif command.kind == "flush":
             self.synthesizer.flush()
         elif command.kind == "reset":
             self.synthesizer.cancel()
-        if command.kind != "feed" and command.kind != "tick":
-            self._waiting_since = None
+        self._waiting_since = None  # each of these leaves no fed word waiting
 
     def _waited_too_long(self) -> bool:
         """The oldest fed word not yet in a piece arrived more than ``max_wait_s`` ago."""
