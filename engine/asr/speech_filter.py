@@ -21,23 +21,29 @@ from engine.asr.words import Word
 
 PAD_S = 0.15
 MIN_PHRASE_SPEECH = 0.5  # of a trailing silence phrase's span, to count as said
-# Normalized as ``Word.key`` gives them; the longest match at the end of a hypothesis is checked.
+# Normalized as ``Word.key`` gives them, longest first: the longest match at the end of a hypothesis is checked.
 SILENCE_PHRASES: tuple[tuple[str, ...], ...] = tuple(
-    tuple(p.split())
-    for p in (
-        "thank you",
-        "thank you very much",
-        "thank you so much",
-        "thank you for watching",
-        "thanks for watching",
-        "thank you for listening",
-        "thanks for listening",
-        "please subscribe",
-        "subscribe to my channel",
-        "bye",
-        "bye bye",
-        "thanks",
-        "you",
+    sorted(
+        (
+            tuple(p.split())
+            for p in (
+                "thank you",
+                "thank you very much",
+                "thank you so much",
+                "thank you for watching",
+                "thanks for watching",
+                "thank you for listening",
+                "thanks for listening",
+                "please subscribe",
+                "subscribe to my channel",
+                "bye",
+                "bye bye",
+                "thanks",
+                "you",
+            )
+        ),
+        key=len,
+        reverse=True,
     )
 )
 
@@ -81,7 +87,7 @@ def drop_unspoken(words: Sequence[Word], frames: SpeechFrames) -> list[Word]:
     """``words`` without a trailing silence phrase that was not spoken, and without words aligned outside speech."""
     kept = list(words)
     keys = [w.key for w in kept]
-    for phrase in sorted(SILENCE_PHRASES, key=len, reverse=True):
+    for phrase in SILENCE_PHRASES:
         n = len(phrase)
         if n <= len(keys) and tuple(keys[-n:]) == phrase:
             if frames.speech_fraction(kept[-n].start_s, kept[-1].end_s) < MIN_PHRASE_SPEECH:
