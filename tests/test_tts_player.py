@@ -9,6 +9,7 @@ import pytest
 
 from engine.audio import resample
 from engine.audio.player import Player
+from engine.clock import SimulatedClock
 from engine.tts.policies import make_policy
 from engine.tts.synthesizer import IncrementalSynthesizer
 from engine.tts.voice import TwoStageVoice
@@ -127,3 +128,25 @@ def test_close_from_two_threads_at_once(virtual_audio: va.VirtualAudio) -> None:
         assert not any(thread.is_alive() for thread in threads), "closing the player hung"
         assert errors == []
         player.close()  # and once more afterwards
+
+
+@pytest.mark.parametrize("restart_min_s", [0.0, 30.0])
+def test_a_short_piece_that_restarts_a_silent_voice_waits_for_the_next(
+    voice: TwoStageVoice, restart_min_s: float
+) -> None:
+    """Silent voice: a first piece shorter than ``restart_min_s`` is held and goes with the pieces after it (one
+    command's pieces then share their ready time); 0 delivers each piece as it is made."""
+    ready = []
+    worker = SynthesisWorker(
+        IncrementalSynthesizer(voice, make_policy("lookahead-1")), lambda p: ready.append(worker.piece_time()),
+        clock=SimulatedClock(), audio_in_hand=lambda now: 0.0, hurry_below_s=1.0,
+    )  # fmt: skip
+    worker.restart_min_s = restart_min_s
+    worker.feed(TEXT.split()[:-1], at_s=0.0)  # one command, several pieces
+    assert worker.wait_idle(60)
+    worker.close()
+    assert len(ready) > 2
+    if restart_min_s:
+        assert max(ready) - min(ready) < 0.01  # all at the end of the command
+    else:
+        assert ready == sorted(ready) and ready[-1] - ready[0] > 0.05  # each as it was made

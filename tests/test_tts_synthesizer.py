@@ -162,6 +162,7 @@ def test_wrong_hints_never_lose_or_repeat_a_word(voice: TwoStageVoice) -> None:
 def test_hurry_speaks_final_chunks_without_their_lookahead(voice: TwoStageVoice) -> None:
     words = HINTED.split()
     synthesizer = IncrementalSynthesizer(voice, make_policy("lookahead-1"))
+    synthesizer.urgent = True  # the voice runs out before the next word could help: short chunks too
     assert synthesizer.hurry() == []  # nothing fed: nothing to do
     pieces, hurried_at = [], None
     for i, word in enumerate(words):
@@ -183,6 +184,37 @@ def test_hurry_speaks_final_chunks_without_their_lookahead(voice: TwoStageVoice)
     assert sum(p.hurried for p in pieces) >= 1 and not pieces[0].hurried
 
 
+def test_a_hurry_that_is_not_urgent_makes_whole_chunks_only(voice: TwoStageVoice) -> None:
+    """A piece of a word or two costs more compute than it brings audio; only when the voice is about to run out
+    (``urgent``) is a chunk shorter than the chunk size worth making."""
+    words = HINTED.split()
+    synthesizer = IncrementalSynthesizer(voice, make_policy("lookahead-1"), ChunkSizes(12, 12))
+    pieces = synthesizer.feed(words[:12])  # two chunks' worth and a little more
+    assert pieces
+    pieces += synthesizer.hurry()
+    tail = synthesizer.unspoken_words
+    assert tail > 0  # fewer final phonemes than a chunk: not made
+    phonemes = sum(u.n_phonemes for u in synthesizer.frontend.units(words[12 - tail : 12]))
+    assert phonemes < 12
+    synthesizer.urgent = True
+    made = synthesizer.hurry()
+    assert made and synthesizer.unspoken_words == 0
+    assert [w.text for p in [*pieces, *made] for w in p.words] == words[:12]
+
+
+def test_a_piece_made_in_a_hurry_with_its_lookahead_holds_no_frames(voice: TwoStageVoice) -> None:
+    """The lookahead was there (a hint) but the voice is about to run out: the vocoder's held frames go too, or
+    the last word's end would wait for the next piece."""
+    words = HINTED.split()
+    synthesizer = IncrementalSynthesizer(voice, make_policy("lookahead-1"))
+    pieces = []
+    for i in range(12):
+        pieces += synthesizer.feed(words[i : i + 1], hint=words[i + 1 : i + 4], hurry=i >= 8)
+    last = pieces[-1]
+    assert [w.text for p in pieces for w in p.words] == words[: last.words[-1].index + 1]
+    assert last.words[-1].end_sample == pytest.approx(last.samples.size, abs=voice.hop)
+
+
 def test_hurry_never_starts_a_sentence(voice: TwoStageVoice) -> None:
     synthesizer = IncrementalSynthesizer(voice, make_policy("lookahead-1"))
     synthesizer.feed(HINTED.split()[:8])  # enough for a first chunk, not for its lookahead
@@ -196,7 +228,9 @@ def _spoken_up_to(voice: TwoStageVoice, n: int) -> tuple[IncrementalSynthesizer,
     pieces = []
     for i in range(n):
         pieces += synthesizer.feed([words[i]], hint=words[i + 1 : i + 2])
+    synthesizer.urgent = True  # the voice is about to run out: the last words go now
     pieces += synthesizer.hurry()
+    synthesizer.urgent = False
     assert [w.text for p in pieces for w in p.words] == words[:n]
     return synthesizer, pieces
 
@@ -260,9 +294,11 @@ def _spoken_through_the_comma(voice: TwoStageVoice, phrase: int) -> tuple[Increm
     words = PHRASED.split()
     synthesizer = IncrementalSynthesizer(voice, make_policy("lookahead-1"), ChunkSizes(12, 12, phrase))
     pieces = []
+    synthesizer.urgent = True  # word by word: the voice is about to run out each time
     for i in range(7):
         pieces += synthesizer.feed([words[i]], hint=words[i + 1 : i + 2])
         pieces += synthesizer.hurry()
+    synthesizer.urgent = False
     assert [w.text for p in pieces for w in p.words] == words[:7]
     return synthesizer, words
 
@@ -280,12 +316,22 @@ def test_after_a_comma_a_hurry_waits_for_a_whole_phrase_chunk(voice: TwoStageVoi
     made += synthesizer.hurry()
     assert [w.text for p in made for w in p.words] == words[7:11]
     assert made[0].phrase_start and made[0].hurried
+    synthesizer.urgent = True
     after = synthesizer.feed([words[11]], hint=words[12:13]) + synthesizer.hurry()  # inside the phrase: at once
     assert [w.text for p in after for w in p.words] == ["in"] and not after[0].phrase_start
 
 
+def test_an_urgent_hurry_after_a_comma_speaks_the_words_there_are(voice: TwoStageVoice) -> None:
+    """Pausing at a comma whose next words are in is a gap: when the voice is about to run out, they go."""
+    synthesizer, words = _spoken_through_the_comma(voice, phrase=18)
+    synthesizer.urgent = True
+    made = synthesizer.feed(words[7:9], hint=words[9:10]) + synthesizer.hurry()  # "and dig": short of 18
+    assert [w.text for p in made for w in p.words] == ["and", "dig"] and made[0].phrase_start
+
+
 def test_without_phrase_chunks_a_hurry_speaks_the_word_after_a_comma_at_once(voice: TwoStageVoice) -> None:
     synthesizer, words = _spoken_through_the_comma(voice, phrase=0)
+    synthesizer.urgent = True
     made = synthesizer.feed([words[7]], hint=words[8:9]) + synthesizer.hurry()
     assert [w.text for p in made for w in p.words] == ["and"] and not made[0].phrase_start
 

@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 WINDOW = 12  # recent steps / pieces the figures are medians of
 MIN_STEPS = 6  # before this many steps the configured values stand
 HURRY_STEPS = 2.0
+RESTART_PIECES = 2.0
 STEP_COST_HIGH_S = 0.45
 STEP_COST_LOW_S = 0.25
 STEP_COST_LIMIT_S = 1.0  # even degraded: a word is then committed ~2.5 s after it was said, and the lag target is lost
@@ -137,6 +138,15 @@ class MachinePace:
     def left_context(self) -> int | None:
         """The voice's left context at this level (None: the policy's own)."""
         return SHORT_LEFT_CONTEXT if self.level >= 2 else None
+
+    def restart_min_s(self) -> float:
+        """The least audio a piece that starts the voice from silence should bring: ``RESTART_PIECES`` × a recent
+        piece's compute (median), so that the next piece is ready before it ends (0 before any piece, or without
+        ``adapt``)."""
+        with self._lock:
+            if not self.adapt or not self._pieces:
+                return 0.0
+            return RESTART_PIECES * float(np.median([c for c, _ in self._pieces]))
 
     def hurry_below_s(self) -> float:
         with self._lock:

@@ -440,6 +440,7 @@ class ShadowSession:
         pace.step(compute_s, at_s)
         if self._worker is not None:
             self._worker.hurry_below_s = pace.hurry_below_s()
+            self._worker.restart_min_s = pace.restart_min_s()
         if pace.level == level:
             return
         if self._asr is not None:

@@ -102,6 +102,10 @@ class IncrementalSynthesizer:
         # in hand. ``overdue``: fed words have waited too long (``worker.MAX_WAIT_S``): no phrase wait at all.
         self.resuming = False
         self.overdue = False
+        # ``urgent``: the voice will run out before the next command could help; the final words after a phrase's
+        # end are spoken even when they are fewer than a phrase chunk (pausing at a comma whose next words are in
+        # is a gap, not a pause)
+        self.urgent = False
 
     # ----- input stream API
     def feed(
@@ -132,7 +136,8 @@ class IncrementalSynthesizer:
 
     def hurry(self, sentence_start: bool = False) -> list[AudioPiece]:
         """The voice is about to run out mid-sentence: synthesize the chunks whose words are final now, with what
-        lookahead there is, instead of waiting for the policy's (a gap costs more than a little prosody).
+        lookahead there is, instead of waiting for the policy's (a gap costs more than a little prosody); a last
+        chunk shorter than the chunk size only when ``urgent``.
 
         ``sentence_start``: the first chunk of a sentence too (normally never hurried: the silence before it is a
         pause); for words that have waited too long for their lookahead (a speaker who stops after "and")."""
@@ -182,9 +187,12 @@ class IncrementalSynthesizer:
         state = copy.deepcopy(sentence)
         state.words.extend(assumed)
         state.hint = sentence.hint[len(assumed) :]
-        finished = self.last_sentence_latent
-        pieces = self._advance(hurry=True, sentence=state, ahead=True)
-        self.last_sentence_latent = finished
+        finished, urgent = self.last_sentence_latent, self.urgent
+        self.urgent = True  # the pieces are for a voice about to run out: short ones too
+        try:
+            pieces = self._advance(hurry=True, sentence=state, ahead=True)
+        finally:
+            self.last_sentence_latent, self.urgent = finished, urgent
         if self._cancelled or not pieces:
             return False
         self._speculation = _Speculation(sentence, len(sentence.words), assumed, state, pieces)
@@ -292,9 +300,11 @@ class IncrementalSynthesizer:
         """The sentence's chunks: those already synthesized, then the rest cut anew (the last ones may hold hint
         words); how many of them hold only fed words; and how many are whole (lookahead counts whole chunks).
 
-        ``hurry``: every fed word not yet spoken goes into chunks that hold only fed words (the last one may be
-        short), and the hint words after them are one more chunk, as lookahead context only. Chunks after the
-        spoken ones are always cut anew, so a short one changes nothing.
+        ``hurry``: the fed words not yet spoken go into whole chunks that hold only fed words (with ``urgent`` the
+        last one may be short: a piece of a word or two costs more compute than the audio it brings, so it is
+        only worth it when the voice would otherwise run out), and the hint words after them are one more chunk,
+        as lookahead context only. Chunks after the spoken ones are always cut anew, so a short one changes
+        nothing.
         """
         units = self._units(sentence)
         done = sentence.done
@@ -310,8 +320,8 @@ class IncrementalSynthesizer:
         if len(final) == len(rest) and not hurry:  # no hint: the last unit may still merge with the next word
             final = context = final[:-1]  # (a hurry speaks it anyway; a word that then merges is phonemized apart)
         if hurry:
-            # after a phrase's end, only a whole first chunk: the voice pauses there until its words are in
-            spoken = chunk_units(final, sizes, not phrase_start)
+            # after a phrase's end the first chunk is a phrase chunk: unless urgent, the voice pauses there
+            spoken = chunk_units(final, sizes, self.urgent)
             lookahead = rest[sum(len(c) for c in spoken) :]
             chunks = [*done, *spoken, *([lookahead] if lookahead else [])]
             return chunks, len(done) + len(spoken), len(done) + len(spoken)
@@ -340,7 +350,9 @@ class IncrementalSynthesizer:
             and sentence.next_chunk < final
             and self.policy.ready(sentence.next_chunk, whole, sentence.complete)
         ):
-            if not self._make_piece(sentence, chunks, pieces, hurried=ahead, deliver=not ahead):
+            # in a hurry, the last piece gives all its audio (see below), also when its lookahead was there
+            flush = hurry and not sentence.complete and sentence.next_chunk == final - 1
+            if not self._make_piece(sentence, chunks, pieces, hurried=ahead, flush=flush, deliver=not ahead):
                 return pieces
         # the first chunk of a sentence is never hurried: the silence before it is a pause, not a gap
         started = sentence.next_chunk > 0 or sentence_start

@@ -24,6 +24,7 @@ COMMAND_QUEUE_SIZE = 256
 # otherwise a pause): a speaker who stops after "and" would leave the word unspoken until they go on.
 MAX_WAIT_S = 2.5
 SILENT_S = 0.02  # less voice than this in hand: silent
+URGENT_FRACTION = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +65,11 @@ class SynthesisWorker:
         self.hurry_below_s = hurry_below_s
         self.hurried = 0  # commands on which the worker hurried and made a piece
         self.max_wait_s = MAX_WAIT_S
+        # A piece that starts the voice from silence and is shorter than this waits for the next pieces the same
+        # command makes: alone it would end before the next one is ready (a word, a gap, the rest). The session sets
+        # it from the measured compute of a piece (``pipeline.pace``).
+        self.restart_min_s = 0.0
+        self._held: list[AudioPiece] = []
         self._waiting_since: float | None = None  # when the oldest fed word no piece holds yet arrived
         self._span: ComputeSpan | None = None
         self._command_at: float | None = None
@@ -137,8 +143,14 @@ class SynthesisWorker:
                 generation = self._generation
 
             def deliver(piece: AudioPiece, generation: int = generation) -> None:
-                if generation == self._generation:  # pieces made after a cancel are dropped
-                    self._on_piece(piece)
+                if generation != self._generation:  # pieces made after a cancel are dropped
+                    return
+                if self._held or self._short_restart(piece):
+                    self._held.append(piece)
+                    if sum(p.audio_s for p in self._held) >= self.restart_min_s:
+                        self._release()
+                    return
+                self._on_piece(piece)
 
             self.synthesizer.on_piece = deliver
             if command.kind != "tick":
@@ -156,6 +168,7 @@ class SynthesisWorker:
             except Exception as exc:  # keep the worker alive; the owner decides what to show
                 self._span = None
                 log.exception("synthesis failed")
+                self._release_after_error()
                 if self._on_error is not None:
                     self._on_error(exc)
             if self._commands.empty():
@@ -170,6 +183,7 @@ class SynthesisWorker:
             overdue = self._waited_too_long()
             synthesizer.overdue = overdue
             synthesizer.resuming = self._silent()
+            synthesizer.urgent = self._urgent()
             try:
                 if command.kind == "feed":
                     made = synthesizer.feed(command.words, command.hint, hurry=self._should_hurry())
@@ -177,10 +191,11 @@ class SynthesisWorker:
                     made += synthesizer.hurry(sentence_start=overdue)
                 if any(piece.hurried for piece in made):
                     self.hurried += 1
+                self._release()  # before a speculation's compute
                 if self._should_hurry():  # still low: make the next tentative words ready in case they come
                     synthesizer.speculate()
             finally:
-                synthesizer.resuming = synthesizer.overdue = False
+                synthesizer.resuming = synthesizer.overdue = synthesizer.urgent = False
             if not synthesizer.unspoken_words:
                 self._waiting_since = None
             return
@@ -189,8 +204,29 @@ class SynthesisWorker:
         elif command.kind == "flush":
             self.synthesizer.flush()
         elif command.kind == "reset":
+            self._held.clear()
             self.synthesizer.cancel()
+        self._release()
         self._waiting_since = None  # each of these leaves no fed word waiting
+
+    def _short_restart(self, piece: AudioPiece) -> bool:
+        """``piece`` would start the voice from silence and end before another could follow it (a sentence's last
+        piece never waits: a pause may follow it)."""
+        return 0 < piece.audio_s < self.restart_min_s and not piece.sentence_end and self._silent()
+
+    def _release_after_error(self) -> None:
+        """The pieces held before a failure are still spoken."""
+        try:
+            self._release()
+        except Exception:
+            self._held.clear()
+            log.exception("pieces held before the failure could not be delivered")
+
+    def _release(self) -> None:
+        """Deliver the held pieces, in order."""
+        held, self._held = self._held, []
+        for piece in held:
+            self._on_piece(piece)
 
     def _waited_too_long(self) -> bool:
         """The oldest fed word not yet in a piece arrived more than ``max_wait_s`` ago."""
@@ -208,6 +244,13 @@ class SynthesisWorker:
         """The voice has nothing left to play: it waits for words (holding back words while it still speaks would
         make a gap whose words were there, an underrun)."""
         return self._audio_in_hand is not None and self._audio_in_hand(self._now()) <= SILENT_S
+
+    def _urgent(self) -> bool:
+        """Less than ``URGENT_FRACTION`` of the hurry threshold in hand: the voice runs out before another command
+        comes and its piece is made (the threshold is sized for two such rounds, ``pipeline.pace``)."""
+        if self._audio_in_hand is None or self.hurry_below_s <= 0:
+            return False
+        return self._audio_in_hand(self._now()) < URGENT_FRACTION * self.hurry_below_s
 
     def _should_hurry(self) -> bool:
         if self._audio_in_hand is None or self.hurry_below_s <= 0:
