@@ -36,6 +36,17 @@ def test_the_hurry_threshold_grows_with_the_step_cost_and_the_piece_compute() ->
     assert MachinePace(0.3, 1.0, adapt=False).hurry_below_s() == 1.0
 
 
+def test_a_piece_restarting_the_voice_should_bring_two_pieces_compute() -> None:
+    pace = MachinePace(min_step_s=0.3, hurry_below_s=1.0)
+    assert pace.restart_min_s() == 0.0  # nothing measured: no piece waits
+    for compute in (0.1, 0.3, 0.2):
+        pace.piece(compute, 0.6)
+    assert pace.restart_min_s() == pytest.approx(p.RESTART_PIECES * 0.2)
+    fixed = MachinePace(0.3, 1.0, adapt=False)
+    fixed.piece(0.2, 0.6)
+    assert fixed.restart_min_s() == 0.0
+
+
 def test_a_slow_machine_degrades_in_the_stated_order_one_level_per_dwell() -> None:
     pace = MachinePace(min_step_s=0.3, hurry_below_s=1.0)
     t = steps(pace, 0.6, p.DWELL_S + 1)
