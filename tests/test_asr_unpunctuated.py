@@ -143,3 +143,36 @@ def test_the_hold_bound_does_not_apply_to_the_offline_policy() -> None:
     backend.recognizer = recognizer
     steps = run(recognizer, 10.0)
     assert not any(words for _, words in steps)
+
+
+class WordlessBackend:
+    """Speech the model makes nothing of (babble, another language): no words for ``silent_s``, then words."""
+
+    name = "wordless"
+
+    def __init__(self, silent_s: float) -> None:
+        self.silent_s = silent_s
+        self.recognizer: StreamingRecognizer | None = None
+
+    def transcribe(self, audio: np.ndarray, prompt: str | None = None) -> list[Word]:
+        assert self.recognizer is not None
+        offset = self.recognizer._offset_s
+        end = offset + audio.size / SAMPLE_RATE
+        starts = np.arange(self.silent_s, end - WORD_S, WORD_S)
+        return [Word(f"w{i}", s - offset, s + WORD_S - 0.02 - offset) for i, s in enumerate(starts) if s >= offset]
+
+
+def test_audio_no_word_comes_from_is_cut_at_the_trim_length_not_dropped_at_the_cap() -> None:
+    backend = WordlessBackend(silent_s=40.0)
+    recognizer = StreamingRecognizer(backend, make_commit_policy("la2"), vad=None)  # type: ignore[arg-type]
+    backend.recognizer = recognizer
+    sizes = []
+    committed = []
+    for n in range(int(50.0 / 0.3)):
+        recognizer.insert_audio(np.zeros(int(0.3 * SAMPLE_RATE), np.float32))
+        committed += recognizer.step((n + 1) * 0.3).committed
+        sizes.append(recognizer.buffer_s)
+    assert max(sizes) <= recognizer.trim_s + 0.3 + 1e-6  # never decoded up to the cap
+    assert recognizer.dropped_audio_s == 0.0
+    assert 40.0 - recognizer.trim_s <= recognizer.unrecognized_audio_s <= 40.0
+    assert committed and committed[0].start_s == pytest.approx(40.0)  # the words after it are all there

@@ -44,6 +44,7 @@ class StreamRun:
     forced_words: int = 0  # committed because they were held longer than the recognizer's bound
     unspoken_words: int = 0  # dropped as not said (outside speech, or a phrase Whisper writes on silence)
     dropped_audio_s: float = 0.0  # audio the recognizer's buffer cap threw away (0 in a healthy session)
+    unrecognized_audio_s: float = 0.0  # audio cut because no word came from it (noise the VAD took for speech)
     keep_words: bool = True  # a session keeps its own (bounded) records instead
 
     def steps_behind(self, min_step_s: float = 0.5) -> float:
@@ -102,6 +103,7 @@ def _step(
         result = recognizer.step(now_s=0.0)
     run.last_step_compute_s = span.elapsed_s
     run.dropped_audio_s = recognizer.dropped_audio_s
+    run.unrecognized_audio_s = recognizer.unrecognized_audio_s
     if result.recognized and len(run.step_at_s) < MAX_STEPS:
         run.step_compute_s.append(span.elapsed_s)
         run.step_buffer_s.append(recognizer.buffer_s)
@@ -117,6 +119,7 @@ def _finish(
     with clock.compute() as span:
         result = recognizer.finish(now_s=0.0)
     run.dropped_audio_s = recognizer.dropped_audio_s
+    run.unrecognized_audio_s = recognizer.unrecognized_audio_s
     _record(run, result, span.elapsed_s, clock, on_step)
 
 

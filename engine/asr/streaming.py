@@ -100,6 +100,7 @@ class StreamingRecognizer:
         self.trim_s = self.config.trim_s  # a session may shorten it on a slow machine (``pipeline.pace``)
         self.audio_in_s = 0.0
         self.dropped_audio_s = 0.0  # audio cut by the ``max_buffer_s`` backstop (never in a healthy session)
+        self.unrecognized_audio_s = 0.0  # audio cut past ``trim_s`` because no word came from it
         self.forced_words = 0
         self.unspoken_words = 0
         # An incremental backend (vosk) is fed each block once and keeps its own hypothesis with source times;
@@ -280,6 +281,24 @@ class StreamingRecognizer:
         audio_end = self._offset_s + self.buffer_s
         return heard_to < audio_end - self.config.max_hold_s and frames.any_speech(heard_to + PAUSE_S, audio_end)
 
+    def _cut_unrecognized(self) -> None:
+        """Past the trim length, nothing in the buffer was committed although the hold bound commits every word
+        ``max_hold_s`` after it ends: its start held no words (babble, music, a language the model does not
+        know, a hypothesis the filter emptied). Cut it up to the first tentative word, keeping at least the last
+        ``max_hold_s``, instead of decoding it again at every step until the cap drops it (not for ``offline``,
+        which holds its words that long by design)."""
+        if not self.policy.streaming:
+            return
+        keep_from = self._offset_s + self.buffer_s - self.config.max_hold_s
+        if self._tail:
+            keep_from = min(keep_from, self._tail[0].start_s)
+        cut_s = keep_from - self._offset_s
+        if cut_s <= 0:
+            return
+        self.unrecognized_audio_s += cut_s
+        log.info("no words in the recognizer's first %.1f s of audio; cutting it", cut_s)
+        self._cut(int(cut_s * SAMPLE_RATE))
+
     def _trim(self) -> None:
         """Past ``self.trim_s``, cut the buffer at the last committed sentence end, else at the last pause after a
         committed word, else after the last committed word (the next word's start, if it is tentative). A stalled
@@ -290,6 +309,7 @@ class StreamingRecognizer:
             return
         in_buffer = [w for w in self._committed if w.end_s > self._offset_s]
         if not in_buffer:
+            self._cut_unrecognized()
             return
         if stalled:
             log.debug("hypothesis stalled at %.1f s: cutting the buffer there", in_buffer[-1].end_s)

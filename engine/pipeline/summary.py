@@ -120,6 +120,7 @@ class SessionFigures:
                 "forced_words": run.forced_words,
                 "unspoken_words": run.unspoken_words,
                 "dropped_audio_s": run.dropped_audio_s,
+                "unrecognized_audio_s": run.unrecognized_audio_s,
             }
 
     def rate(self, factor: float) -> None:
