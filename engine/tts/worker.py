@@ -47,7 +47,10 @@ class SynthesisWorker:
     ``hurry_below_s`` is left as it handles a command, chunks whose words are final are synthesized without
     waiting for their lookahead (``IncrementalSynthesizer.hurry``), and when every fed word is spoken, it makes the
     pieces of the recognizer's next tentative words ahead (``speculate``), delivered at once if those words come.
-    ``tick`` gives it that chance between words.
+    ``tick`` gives it that chance between words. With less than ``URGENT_FRACTION`` of the threshold in hand, the
+    voice runs out before another command could help: a hurry then also makes chunks shorter than the chunk size
+    (``IncrementalSynthesizer.urgent``). A piece that would restart a silent voice with less audio than
+    ``restart_min_s`` waits for the pieces after it in the same command, so that it does not end before they are made.
     """
 
     def __init__(
@@ -69,7 +72,7 @@ class SynthesisWorker:
         # command makes: alone it would end before the next one is ready (a word, a gap, the rest). The session sets
         # it from the measured compute of a piece (``pipeline.pace``).
         self.restart_min_s = 0.0
-        self._held: list[AudioPiece] = []
+        self._held: list[tuple[int, AudioPiece]] = []  # (generation, piece)
         self._waiting_since: float | None = None  # when the oldest fed word no piece holds yet arrived
         self._span: ComputeSpan | None = None
         self._command_at: float | None = None
@@ -146,8 +149,8 @@ class SynthesisWorker:
                 if generation != self._generation:  # pieces made after a cancel are dropped
                     return
                 if self._held or self._short_restart(piece):
-                    self._held.append(piece)
-                    if sum(p.audio_s for p in self._held) >= self.restart_min_s:
+                    self._held.append((generation, piece))
+                    if sum(p.audio_s for _, p in self._held) >= self.restart_min_s:
                         self._release()
                     return
                 self._on_piece(piece)
@@ -223,10 +226,11 @@ class SynthesisWorker:
             log.exception("pieces held before the failure could not be delivered")
 
     def _release(self) -> None:
-        """Deliver the held pieces, in order."""
+        """Deliver the held pieces, in order (none made before a cancel)."""
         held, self._held = self._held, []
-        for piece in held:
-            self._on_piece(piece)
+        for generation, piece in held:
+            if generation == self._generation:
+                self._on_piece(piece)
 
     def _waited_too_long(self) -> bool:
         """The oldest fed word not yet in a piece arrived more than ``max_wait_s`` ago."""
