@@ -13,6 +13,7 @@ from engine.asr.vad import FRAME_S
 from engine.asr.words import Word
 
 WORD_S = 0.3  # each scripted word lasts this long
+WORD_END_S = WORD_S - 0.02013  # where its sound ends (like a recognizer's times, not on a sample)
 
 
 class ScriptedBackend:
@@ -22,8 +23,9 @@ class ScriptedBackend:
 
     name = "scripted"
 
-    def __init__(self, pauses_after: tuple[int, ...] = ()) -> None:
+    def __init__(self, pauses_after: tuple[int, ...] = (), sentence_ends: tuple[int, ...] = ()) -> None:
         self.calls = 0
+        self.sentence_ends = sentence_ends
         self.starts: list[float] = []
         t = 0.0
         for i in range(400):
@@ -37,7 +39,7 @@ class ScriptedBackend:
         offset = self.recognizer._offset_s
         end = offset + audio.size / SAMPLE_RATE
         words = [
-            Word(f"w{i}", s - offset, s + WORD_S - 0.02 - offset)
+            Word(f"w{i}{'.' if i in self.sentence_ends else ''}", s - offset, s + WORD_END_S - offset)
             for i, s in enumerate(self.starts)
             if s >= offset - 1e-6 and s + WORD_S <= end
         ]
@@ -45,7 +47,8 @@ class ScriptedBackend:
         first = next((i for i, w in enumerate(words) if w.start_s > done - 0.05), None)
         if first is not None:  # flips at every call
             w = words[first]
-            words[first] = Word(f"{w.text}{'ab'[self.calls % 2]}", w.start_s, w.end_s)
+            stem, end = (w.text[:-1], ".") if w.text.endswith(".") else (w.text, "")
+            words[first] = Word(f"{stem}{'ab'[self.calls % 2]}{end}", w.start_s, w.end_s)
         return words
 
 
@@ -59,8 +62,10 @@ def run(recognizer: StreamingRecognizer, seconds: float, step_s: float = 0.3) ->
     return out
 
 
-def make(pauses_after: tuple[int, ...] = (), config: StreamConfig | None = None) -> StreamingRecognizer:
-    backend = ScriptedBackend(pauses_after)
+def make(
+    pauses_after: tuple[int, ...] = (), config: StreamConfig | None = None, sentence_ends: tuple[int, ...] = ()
+) -> StreamingRecognizer:
+    backend = ScriptedBackend(pauses_after, sentence_ends)
     recognizer = StreamingRecognizer(backend, make_commit_policy("la2"), vad=None, config=config)  # type: ignore[arg-type]
     backend.recognizer = recognizer
     return recognizer
@@ -90,7 +95,7 @@ def test_without_the_bound_nothing_is_committed_until_the_buffer_cap() -> None:
 def test_the_buffer_is_cut_at_a_pause_after_a_committed_word() -> None:
     recognizer = make(pauses_after=(10,), config=StreamConfig(trim_s=8.0))
     run(recognizer, 8.4)  # the first trim: at 8.1 s, with committed words up to ~5 s and one pause at ~3.3 s
-    pause_start = recognizer.backend.starts[10] + WORD_S - 0.02  # type: ignore[attr-defined]
+    pause_start = recognizer.backend.starts[10] + WORD_END_S  # type: ignore[attr-defined]
     assert recognizer._offset_s == pytest.approx(pause_start + 0.05, abs=1e-3)
     flagged = [w for w in recognizer.committed if w.pause_after]
     assert [w.text.rstrip("ab") for w in flagged] == ["w10"]
@@ -176,3 +181,15 @@ def test_audio_no_word_comes_from_is_cut_at_the_trim_length_not_dropped_at_the_c
     assert recognizer.dropped_audio_s == 0.0
     assert 40.0 - recognizer.trim_s <= recognizer.unrecognized_audio_s <= 40.0
     assert committed and committed[0].start_s == pytest.approx(40.0)  # the words after it are all there
+
+
+def test_a_cut_at_a_sentence_end_is_not_chosen_again_while_the_buffer_grows() -> None:
+    """One sentence end, then none (fast speech): the first cut is made there; the next cuts must go past it."""
+    recognizer = make(sentence_ends=(30,), config=StreamConfig(trim_s=6.0))
+    sizes = []
+    for n in range(int(40.0 / 0.3)):
+        recognizer.insert_audio(np.zeros(int(0.3 * SAMPLE_RATE), np.float32))
+        recognizer.step((n + 1) * 0.3)
+        sizes.append(recognizer.buffer_s)
+    assert max(sizes[int(15.0 / 0.3) :]) <= 6.0 + 1.0  # after the sentence end (w30, ~9 s) too
+    assert recognizer.dropped_audio_s == 0.0

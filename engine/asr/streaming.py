@@ -41,6 +41,7 @@ OFFLINE_FORCE_FRACTION = 0.8
 OFFLINE_MARGIN_S = 2.0
 PAUSE_S = 0.3  # a silence this long between two words is a pause (a phrase boundary for the voice)
 TRIM_MARGIN_S = 0.05  # a cut after a committed word leaves this much of the silence after it in the buffer
+MIN_CUT_S = 0.5  # a trim that would cut less than this looks for a later place
 # Committed words kept: a prompt needs their last 200 characters, the trim those still in the (at most 25 s)
 # buffer. Keeping every word of a session would grow without bound (a ``StreamRun`` keeps them all if asked).
 KEEP_COMMITTED_WORDS = 400
@@ -315,9 +316,13 @@ class StreamingRecognizer:
             log.debug("hypothesis stalled at %.1f s: cutting the buffer there", in_buffer[-1].end_s)
             self._cut(int((in_buffer[-1].end_s + TRIM_MARGIN_S - self._offset_s) * SAMPLE_RATE))
             return
-        ends = [w.end_s for w in in_buffer if w.text.endswith(SENTENCE_END)]
+        # a candidate must cut something: the word the last cut was made after is still in the buffer (its end is
+        # a few samples past the cut), and a sentence end there would otherwise be chosen again and again while the
+        # buffer grows to the cap (fast speech Whisper punctuates rarely)
+        useful = self._offset_s + MIN_CUT_S
+        ends = [w.end_s for w in in_buffer if w.text.endswith(SENTENCE_END) and w.end_s > useful]
         if not ends:
-            ends = [w.end_s + TRIM_MARGIN_S for w in in_buffer if w.pause_after]
+            ends = [w.end_s + TRIM_MARGIN_S for w in in_buffer if w.pause_after and w.end_s > useful]
         if not ends:
             last = in_buffer[-1].end_s
             nxt = self._tail[0].start_s if self._tail else last + TRIM_MARGIN_S
