@@ -150,3 +150,25 @@ def test_a_short_piece_that_restarts_a_silent_voice_waits_for_the_next(
         assert max(ready) - min(ready) < 0.01  # all at the end of the command
     else:
         assert ready == sorted(ready) and ready[-1] - ready[0] > 0.05  # each as it was made
+
+
+def test_without_short_pieces_an_urgent_voice_still_makes_whole_chunks(voice: TwoStageVoice) -> None:
+    """A slow machine's degradation (``pace.whole_chunks``): about to run out, the voice still waits for a whole
+    chunk, so it makes fewer, longer pieces; every word is spoken once, in order, all the same."""
+    counts = {}
+    for short_pieces in (True, False):
+        pieces = []
+        worker = SynthesisWorker(
+            IncrementalSynthesizer(voice, make_policy("lookahead-1")), pieces.append,
+            audio_in_hand=lambda now: 0.1, hurry_below_s=1.0,
+        )  # fmt: skip
+        worker.short_pieces = short_pieces
+        words = TEXT.split()
+        for i, word in enumerate(words):
+            worker.feed([word], hint=words[i + 1 : i + 2])
+        worker.flush()
+        assert worker.wait_idle(60)
+        worker.close()
+        assert [w.text for p in pieces for w in p.words] == words
+        counts[short_pieces] = len(pieces)
+    assert counts[False] < counts[True]

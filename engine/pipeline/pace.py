@@ -13,7 +13,9 @@ slowed) and derives:
   one change per ``DWELL_S``) and in this order (``DEGRADE_ORDER``), instead of falling behind:
   1. the recognizer's buffer is cut sooner (``trim_s`` ``SHORT_TRIM_S``): shorter windows, cheaper steps;
   2. the voice reads less left context (``SHORT_LEFT_CONTEXT`` phonemes): cheaper pieces;
-  3. if even then steps cost over ``STEP_COST_LIMIT_S`` or the voice over ``VOICE_RATIO_LIMIT``, nothing more can be
+  3. the voice makes whole chunks only, also when it is about to run out: a piece of a word or two costs nearly as
+     much compute as a whole chunk, so a voice that must keep up cannot afford them;
+  4. if even then steps cost over ``STEP_COST_LIMIT_S`` or the voice over ``VOICE_RATIO_LIMIT``, nothing more can be
      given: the session says the machine cannot keep up (window, log and report).
   A level is left again when steps cost less than ``STEP_COST_LOW_S`` (and the voice half its limit).
 """
@@ -49,6 +51,7 @@ DEGRADE_ORDER = (
     "full settings",
     f"the recognizer's buffer is cut after {SHORT_TRIM_S:g} s",
     f"the voice reads {SHORT_LEFT_CONTEXT} phonemes of left context",
+    "the voice makes whole chunks only",
     "cannot keep up",
 )
 CANNOT_KEEP_UP = len(DEGRADE_ORDER) - 1
@@ -147,6 +150,11 @@ class MachinePace:
             if not self.adapt or not self._pieces:
                 return 0.0
             return RESTART_PIECES * float(np.median([c for c, _ in self._pieces]))
+
+    @property
+    def whole_chunks(self) -> bool:
+        """At this level the voice makes no chunk shorter than the chunk size (``SynthesisWorker.short_pieces``)."""
+        return self.level >= 3
 
     def hurry_below_s(self) -> float:
         with self._lock:

@@ -72,6 +72,7 @@ class SynthesisWorker:
         # command makes: alone it would end before the next one is ready (a word, a gap, the rest). The session sets
         # it from the measured compute of a piece (``pipeline.pace``).
         self.restart_min_s = 0.0
+        self.short_pieces = True  # False: no urgent short chunks, only overdue ones (a slow machine's degradation)
         self._held: list[tuple[int, AudioPiece]] = []  # (generation, piece)
         self._waiting_since: float | None = None  # when the oldest fed word no piece holds yet arrived
         self._span: ComputeSpan | None = None
@@ -186,7 +187,7 @@ class SynthesisWorker:
             overdue = self._waited_too_long()
             synthesizer.overdue = overdue
             synthesizer.resuming = self._silent()
-            synthesizer.urgent = self._urgent()
+            synthesizer.urgent = overdue or (self.short_pieces and self._urgent())
             try:
                 if command.kind == "feed":
                     made = synthesizer.feed(command.words, command.hint, hurry=self._should_hurry())
