@@ -102,9 +102,9 @@ class IncrementalSynthesizer:
         # in hand. ``overdue``: fed words have waited too long (``worker.MAX_WAIT_S``): no phrase wait at all.
         self.resuming = False
         self.overdue = False
-        # ``urgent``: the voice will run out before the next command could help; the final words after a phrase's
-        # end are spoken even when they are fewer than a phrase chunk (pausing at a comma whose next words are in
-        # is a gap, not a pause)
+        # ``urgent``: the voice will run out before the next command could help: a hurry also makes a last chunk
+        # shorter than the chunk size, after a phrase's end too (pausing at a comma whose next words are in is a
+        # gap, not a pause)
         self.urgent = False
 
     # ----- input stream API
