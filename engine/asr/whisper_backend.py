@@ -65,8 +65,8 @@ def _first_pass(segments: Iterator, duration_s: float) -> Iterator:
     With word timestamps, faster-whisper moves its window to the last word's end and decodes the rest again: on a
     streaming buffer that is a second encode, decode and alignment of the fraction of a second after the last word
     (a 4 s buffer: 0.41 → 0.33 s a step without it), and it is where Whisper writes "Thank you." over the trailing
-    silence. Without
-    timestamp tokens a window gives one segment, so the next one is only asked for when it is worth it.
+    silence. Without timestamp tokens a window gives one segment, so the next one is only asked for when it is worth
+    it.
     """
     for segment in segments:
         yield segment

@@ -127,6 +127,10 @@ class MachinePace:
             if len(self.changes) < 1000:
                 self.changes.append((at_s, level))
 
+    def _piece_compute_s(self) -> float:
+        """A recent piece's compute, median (0 before any piece); call with the lock held."""
+        return float(np.median([c for c, _ in self._pieces])) if self._pieces else 0.0
+
     def _voice_ratio(self) -> float | None:
         if not self._pieces:
             return None
@@ -147,9 +151,7 @@ class MachinePace:
         piece's compute (median), so that the next piece is ready before it ends (0 before any piece, or without
         ``adapt``)."""
         with self._lock:
-            if not self.adapt or not self._pieces:
-                return 0.0
-            return RESTART_PIECES * float(np.median([c for c, _ in self._pieces]))
+            return RESTART_PIECES * self._piece_compute_s() if self.adapt else 0.0
 
     @property
     def whole_chunks(self) -> bool:
@@ -161,7 +163,7 @@ class MachinePace:
             if not self.adapt or len(self._steps) < MIN_STEPS:
                 return self.base_hurry_s
             cost = float(np.median(self._steps))
-            piece = float(np.median([c for c, _ in self._pieces])) if self._pieces else 0.0
+            piece = self._piece_compute_s()
         period = max(self.min_step_s, cost)
         return max(self.base_hurry_s, HURRY_STEPS * (period + cost + piece))
 

@@ -208,8 +208,7 @@ class SynthesisWorker:
         elif command.kind == "flush":
             self.synthesizer.flush()
         elif command.kind == "reset":
-            self._held.clear()
-            self.synthesizer.cancel()
+            self.synthesizer.cancel()  # pieces still held were made before the cancel: ``_release`` drops them
         self._release()
         self._waiting_since = None  # each of these leaves no fed word waiting
 
@@ -253,11 +252,13 @@ class SynthesisWorker:
     def _urgent(self) -> bool:
         """Less than ``URGENT_FRACTION`` of the hurry threshold in hand: the voice runs out before another command
         comes and its piece is made (the threshold is sized for two such rounds, ``pipeline.pace``)."""
-        if self._audio_in_hand is None or self.hurry_below_s <= 0:
-            return False
-        return self._audio_in_hand(self._now()) < URGENT_FRACTION * self.hurry_below_s
+        return self._in_hand_below(URGENT_FRACTION * self.hurry_below_s)
 
     def _should_hurry(self) -> bool:
+        return self._in_hand_below(self.hurry_below_s)
+
+    def _in_hand_below(self, seconds: float) -> bool:
+        """Less voice than ``seconds`` left to play (never without ``audio_in_hand`` or a hurry threshold)."""
         if self._audio_in_hand is None or self.hurry_below_s <= 0:
             return False
-        return self._audio_in_hand(self._now()) < self.hurry_below_s
+        return self._audio_in_hand(self._now()) < seconds
