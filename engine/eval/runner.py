@@ -145,8 +145,12 @@ def run_eval(
         writer = csv.DictWriter(stream, fieldnames=CSV_FIELDS)
         writer.writeheader()
         writer.writerows(json_safe(rows))
-    from engine.eval import plots
-
-    report["plots"] = plots.write_all(out_dir, report, lags, models, entries)
+    try:
+        from engine.eval import plots
+    except ImportError as exc:  # the packaged app leaves matplotlib out: the figures are in the reports all the same
+        log.warning("plots not drawn (%s); the figures are in the report", exc)
+        report["plots"] = []
+    else:
+        report["plots"] = plots.write_all(out_dir, report, lags, models, entries)
     (out_dir / "report.json").write_text(json.dumps(json_safe(report), indent=1), encoding="utf-8")
     return report

@@ -104,8 +104,12 @@ def run_soak(
     if report["dropped_audio_s"]:
         log.warning("the recognizer dropped %.1f s of audio in the soak", report["dropped_audio_s"])
     (out_dir / "soak.json").write_text(json.dumps(json_safe(report), indent=1), encoding="utf-8")
-    from engine.eval import plots
-
-    report["plots"] = plots.write_soak(out_dir, list(zip(*lags, strict=True)), list(zip(*steps, strict=True)), memory)
+    try:
+        from engine.eval import plots
+    except ImportError as exc:  # the packaged app leaves matplotlib out: the figures are in the reports all the same
+        log.warning("plots not drawn (%s); the figures are in the report", exc)
+        report["plots"] = []
+    else:
+        report["plots"] = plots.write_soak(out_dir, list(zip(*lags, strict=True)), list(zip(*steps, strict=True)), memory)
     (out_dir / "soak.json").write_text(json.dumps(json_safe(report), indent=1), encoding="utf-8")
     return report
