@@ -26,10 +26,12 @@ from PySide6.QtWidgets import (
 from app.session_controller import SessionController
 from app.settings import app_settings
 from app.widgets.meters_panel import MetersPanel
+from app.widgets.models_dialog import ModelsDialog
 from app.widgets.settings_panel import SOURCE_MIC, SettingsPanel
 from app.widgets.transcript_view import TranscriptView
 from engine import __version__, paths
 from engine.audio.devices import AudioDeviceError, Direction, list_devices, rescan
+from engine.modelstore.store import ModelStore
 from engine.pipeline.session import State, WordRecord
 
 log = logging.getLogger(__name__)
@@ -84,8 +86,12 @@ class MainWindow(QMainWindow):
         self.stop_button.clicked.connect(self.controller.stop)
         self.cancel_button.clicked.connect(self.controller.cancel)
         self.export_button.clicked.connect(self.export_session)
+        self.models_button = QPushButton("Models…")
+        self.models_button.setToolTip("The installed voices and recognizer models: add, use, remove")
+        self.models_button.clicked.connect(self.show_models)
+        self.models_dialog: ModelsDialog | None = None
         buttons = QHBoxLayout()
-        for button in (self.start_button, self.stop_button, self.cancel_button, self.export_button):
+        for button in (self.start_button, self.stop_button, self.cancel_button, self.export_button, self.models_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
         self.status_label = QLabel("Ready")
@@ -293,10 +299,24 @@ class MainWindow(QMainWindow):
         if self.width() < MIN_SIZE[0] or self.height() < MIN_SIZE[1]:
             self.resize(*DEFAULT_SIZE)
 
+    def show_models(self) -> ModelsDialog:
+        """The Models page (one per window; shown again if open)."""
+        if self.models_dialog is None:
+            panel = self.settings_panel
+            self.models_dialog = ModelsDialog(
+                ModelStore(), panel.current_models, panel.use_model, panel.use_bundled, parent=self
+            )
+        self.models_dialog.refresh()
+        self.models_dialog.show()
+        self.models_dialog.raise_()
+        return self.models_dialog
+
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt's name)
         self._meter_timer.stop()
         self._hotplug_timer.stop()
         self.controller.shutdown()
+        if self.models_dialog is not None:
+            self.models_dialog.cancel()
         if self.remember_geometry:
             settings = app_settings()
             settings.setValue(KEY_GEOMETRY, self.saveGeometry())

@@ -1,11 +1,11 @@
 """Checks on the ELF files of a built bundle (run by build-linux and CI; standard library and binutils only).
 
-    python3 elf_check.py glibc BUNDLE [--max X.Y]   highest GLIBC_ symbol version any file needs (the glibc floor)
-    python3 elf_check.py resolve BUNDLE [--depends "pkg, pkg (>= v), ..."]
-        every library each ELF file needs is found inside the bundle or on this system; with --depends, those found
-        on the system must belong to the packages named there or to what those depend on (dpkg's database)
-    python3 elf_check.py strip BUNDLE              strip the unstripped ELF files, except numpy's (its OpenBLAS
-                                                   breaks when stripped)
+python3 elf_check.py glibc BUNDLE [--max X.Y]   highest GLIBC_ symbol version any file needs (the glibc floor)
+python3 elf_check.py resolve BUNDLE [--depends "pkg, pkg (>= v), ..."]
+    every library each ELF file needs is found inside the bundle or on this system; with --depends, those found
+    on the system must belong to the packages named there or to what those depend on (dpkg's database)
+python3 elf_check.py strip BUNDLE              strip the unstripped ELF files, except numpy's (its OpenBLAS
+                                               breaks when stripped)
 """
 
 from __future__ import annotations
@@ -118,7 +118,8 @@ def resolve(root: Path, depends: str | None) -> list[str]:
             if name not in checked:
                 system = _system_library_path(name)
                 if system is None:
-                    checked[name] = f"{name} (needed by {path.relative_to(root)}) is neither in the bundle nor on this system"
+                    where = path.relative_to(root)
+                    checked[name] = f"{name} (needed by {where}) is neither in the bundle nor on this system"
                 elif allowed is not None:
                     owner = _owner(system)
                     ok = owner is not None and owner.split(":")[0] in allowed
@@ -159,7 +160,8 @@ def main() -> int:
     if args.check == "glibc":
         floor, where = glibc_floor(args.bundle)
         text = ".".join(map(str, floor))
-        print(f"glibc floor: {text} (highest GLIBC_ version needed, by {where.relative_to(args.bundle) if where else '-'})")
+        by = where.relative_to(args.bundle) if where else "-"
+        print(f"glibc floor: {text} (highest GLIBC_ version needed, by {by})")
         if args.max and floor > tuple(int(p) for p in args.max.split(".")):
             print(f"the bundle needs glibc {text}, above the stated floor {args.max}", file=sys.stderr)
             return 1

@@ -72,5 +72,9 @@ def test_missing_model_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(AsrError, match="no Whisper model"):
         WhisperBackend(tmp_path)
     (tmp_path / "model.bin").write_bytes(b"garbage")
+    with pytest.raises(AsrError, match="incomplete: config.json, tokenizer.json, vocabulary.txt or vocabulary.json"):
+        WhisperBackend(tmp_path)  # without tokenizer.json faster-whisper would fetch one from the network
+    for name in ("config.json", "tokenizer.json", "vocabulary.txt"):
+        (tmp_path / name).write_text("{}")
     with pytest.raises(AsrError, match="cannot load"):
         WhisperBackend(tmp_path)

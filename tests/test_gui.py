@@ -100,3 +100,63 @@ def test_a_tiny_remembered_geometry_is_ignored(qtbot) -> None:
     second = MainWindow()
     qtbot.addWidget(second)
     assert (second.width(), second.height()) == DEFAULT_SIZE
+
+
+def test_the_models_page_downloads_uses_and_removes_a_voice(
+    qtbot, tmp_path: Path, monkeypatch, artifacts_dir: Path
+) -> None:
+    """The real bundled voice served from 127.0.0.1 under another name: progress shown, added, used, removed."""
+    from app.main_window import MainWindow
+    from engine import paths
+    from engine.tts.voice import bundled_voice_paths
+    from tests.local_http import serving
+
+    monkeypatch.setenv(paths.ENV_DATA_DIR, str(tmp_path / "data"))
+    onnx, config = bundled_voice_paths()
+    window = MainWindow()
+    qtbot.addWidget(window)
+    dialog = window.show_models()
+    assert dialog.table.rowCount() == 2  # the bundled voice and recognizer
+    assert [dialog.table.item(r, 0).text() for r in range(2)] == ["●", "●"]  # both in use
+    progress = []
+    dialog._relay.progress.connect(lambda p: progress.append(dialog.progress_label.text()))
+    with serving() as server:
+        server.files["/en_US-test-medium.onnx"] = onnx
+        server.files["/en_US-test-medium.onnx.json"] = config
+        server.mode = "slow"
+        with qtbot.waitSignal(dialog._relay.finished, timeout=120_000):
+            dialog.add_url(f"{server.url}/en_US-test-medium.onnx")
+            assert dialog.busy() and not dialog.add_url_button.isEnabled()
+    assert progress and " of " in progress[-1] and "MB/s" in progress[-1]
+    assert dialog.table.rowCount() == 3 and "Added the voice en_US-test-medium" in dialog.message.text()
+    added = dialog.selected()
+    assert added is not None and added.name == "en_US-test-medium"
+    dialog.use_button.click()
+    assert window.settings_panel.voice.text() == str(added.path)
+    assert window.settings_panel.config(None, None).voice == str(added.path)
+    assert dialog.table.item(2, 0).text() == "●" and dialog.table.item(0, 0).text() == ""
+    assert dialog.grab().save(str(artifacts_dir / "models_page.png"), "PNG")
+    dialog.remove_button.click()
+    assert "bundled voice is used now" in dialog.message.text()
+    assert window.settings_panel.voice.text() == "" and not added.path.exists()
+    assert dialog.table.rowCount() == 2
+
+
+def test_the_models_page_cancels_a_download_and_says_it_can_resume(qtbot, tmp_path: Path, monkeypatch) -> None:
+    from app.main_window import MainWindow
+    from engine import paths
+    from tests.local_http import serving
+
+    monkeypatch.setenv(paths.ENV_DATA_DIR, str(tmp_path / "data"))
+    window = MainWindow()
+    qtbot.addWidget(window)
+    dialog = window.show_models()
+    with serving() as server:
+        server.files["/big.zip"] = bytes(8 * 1024 * 1024)
+        server.mode = "slow"
+        dialog._relay.progress.connect(lambda p: dialog.cancel_button.click())
+        with qtbot.waitSignal(dialog._relay.failed, timeout=60_000):
+            dialog.add_url(f"{server.url}/big.zip")
+    assert dialog.message.text().startswith("Cancelled") and "resumes" in dialog.message.text()
+    assert not dialog.busy() and dialog.add_url_button.isEnabled() and dialog.table.rowCount() == 2
+    assert (tmp_path / "data" / "models" / ".downloads" / "big.zip.part").exists()

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from engine.modelstore.store import RECOGNIZER, VOICE, ModelInfo
 from engine.pipeline.config import ECHO_GUARDS, ShadowConfig
 
 KEY_PREFIX = "session/"
@@ -178,6 +179,31 @@ class SettingsPanel(QWidget):
             s.setValue(KEY_PREFIX + key, val)
         s.sync()
         self.changed.emit()
+
+    # ----- the Models page (app/widgets/models_dialog.py)
+    def current_models(self) -> dict[str, str]:
+        """What the settings use, per kind: a model's path, or "" for the bundled voice / Whisper tiny.en."""
+        recognizer = self.model.text().strip()
+        if self.backend.currentText() != "whisper" and not recognizer:
+            recognizer = "(none)"  # vosk without a model uses nothing listed
+        return {VOICE: self.voice.text().strip(), RECOGNIZER: recognizer}
+
+    def use_model(self, info: ModelInfo) -> None:
+        if info.kind == VOICE:
+            self.voice.setText(info.setting or "")
+        else:
+            self.backend.setCurrentText(info.engine if info.engine in ("whisper", "vosk") else "whisper")
+            self.model.setText(info.setting or "")
+        self._save()
+
+    def use_bundled(self, info: ModelInfo) -> None:
+        """``info`` is gone: its kind goes back to the bundled model."""
+        if info.kind == VOICE:
+            self.voice.setText("")
+        else:
+            self.backend.setCurrentText("whisper")
+            self.model.setText("")
+        self._save()
 
     def source_path(self) -> str | None:
         """The recording to shadow, or None for the microphone."""

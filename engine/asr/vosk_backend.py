@@ -24,7 +24,7 @@ GET_A_MODEL = (
 )
 
 
-def _looks_like_model(path: Path) -> bool:
+def looks_like_vosk_model(path: Path) -> bool:
     return (path / "am" / "final.mdl").is_file() or (path / "final.mdl").is_file()
 
 
@@ -44,7 +44,7 @@ class VoskBackend:
         path = Path(model_path)
         if not path.is_dir():
             raise AsrError(f"vosk model folder not found: {path}; {GET_A_MODEL}")
-        if not _looks_like_model(path):
+        if not looks_like_vosk_model(path):
             raise AsrError(f"{path} is not a Vosk model folder (no am/final.mdl); {GET_A_MODEL}")
         import vosk
 

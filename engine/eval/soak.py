@@ -110,6 +110,7 @@ def run_soak(
         log.warning("plots not drawn (%s); the figures are in the report", exc)
         report["plots"] = []
     else:
-        report["plots"] = plots.write_soak(out_dir, list(zip(*lags, strict=True)), list(zip(*steps, strict=True)), memory)
+        lag_series, step_series = list(zip(*lags, strict=True)), list(zip(*steps, strict=True))
+        report["plots"] = plots.write_soak(out_dir, lag_series, step_series, memory)
     (out_dir / "soak.json").write_text(json.dumps(json_safe(report), indent=1), encoding="utf-8")
     return report
