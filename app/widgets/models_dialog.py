@@ -8,6 +8,7 @@ next attempt at the same address resumes it.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -47,6 +48,14 @@ def describe_progress(progress: Progress) -> str:
     if remaining is not None:
         parts.append(f"{remaining:.0f} s left")
     return " · ".join(parts)
+
+
+def split_address(text: str) -> tuple[str, str | None]:
+    """ "URL [SHA-256]" as typed into the address box."""
+    parts = text.split()
+    if len(parts) == 2 and re.fullmatch(r"[0-9a-fA-F]{64}", parts[1]):
+        return parts[0], parts[1].lower()
+    return text.strip(), None
 
 
 class _Relay(QObject):
@@ -211,9 +220,13 @@ class ModelsDialog(QDialog):
             self._start(f"Adding {target.name}", lambda progress, cancel: self.store.add_vosk(target))
 
     def _add_url(self) -> None:
-        url, ok = QInputDialog.getText(self, "Add a model from an address", "Address of a .onnx voice or a .zip model:")
-        if ok and url.strip():
-            self.add_url(url.strip())
+        text, ok = QInputDialog.getText(
+            self, "Add a model from an address",
+            "Address of a .onnx voice or a .zip model, optionally followed by its SHA-256 checksum:",
+        )  # fmt: skip
+        if ok and text.strip():
+            url, sha256 = split_address(text)
+            self.add_url(url, sha256)
 
     def add_url(self, url: str, sha256: str | None = None) -> None:
         self._start(
