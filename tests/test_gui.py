@@ -123,7 +123,6 @@ def test_the_models_page_downloads_uses_and_removes_a_voice(
     with serving() as server:
         server.files["/en_US-test-medium.onnx"] = onnx
         server.files["/en_US-test-medium.onnx.json"] = config
-        server.mode = "slow"
         with qtbot.waitSignal(dialog._relay.finished, timeout=120_000):
             dialog.add_url(f"{server.url}/en_US-test-medium.onnx")
             assert dialog.busy() and not dialog.add_url_button.isEnabled()
