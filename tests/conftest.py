@@ -48,6 +48,15 @@ def speech_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
+def speech_xx_dir() -> Path:
+    """../shared/speech-xx: real recordings in six languages with English reference translations."""
+    directory = paths.shared_speech_dir().parent / "speech-xx"
+    if not (directory / "manifest.jsonl").exists():
+        _unavailable(f"the recordings in other languages are not at {directory}")
+    return directory
+
+
+@pytest.fixture(scope="session")
 def speech_manifest(speech_dir: Path) -> list[dict]:
     lines = (speech_dir / "manifest.jsonl").read_text(encoding="utf-8").splitlines()
     return [json.loads(line) for line in lines if line.strip()]

@@ -25,6 +25,7 @@ PADDING_MARGIN_S = 0.05  # a word must end this close to the real audio's end, a
 MAX_REPEATS = 3  # a word repeated more often than this in a row is a decoding loop
 ZERO_DURATION_S = 0.01
 ZERO_RUN = 3  # this many words in a row aligned to no time are a decoding loop
+TASKS = ("transcribe", "translate")  # translate: any language into English text
 REQUIRED_FILES = ("model.bin", "config.json", "tokenizer.json")
 VOCABULARY_FILES = ("vocabulary.txt", "vocabulary.json")
 CONTINUE_BEFORE_END_S = 1.5  # a first window whose words end this far before the audio's end is continued
@@ -98,8 +99,13 @@ class WhisperBackend:
         short_window: bool = True,
         padding_s: float = 1.0,
         max_new_tokens: int = 96,
+        language: str | None = "en",
+        task: str = "transcribe",
     ) -> None:
         from faster_whisper import WhisperModel
+
+        if task not in TASKS:
+            raise AsrError(f"unknown Whisper task {task!r} ({' or '.join(TASKS)})")
 
         path = Path(model_path) if model_path else bundled_model_path()
         if not (path / "model.bin").is_file():
@@ -123,6 +129,24 @@ class WhisperBackend:
         self.padding_s = padding_s
         self.max_new_tokens = max_new_tokens
         self._encode_frames: int | None = None
+        self.multilingual = bool(self._model.model.is_multilingual)
+        if not self.multilingual and (task != "transcribe" or language not in ("en", None)):
+            raise AsrError(f"the Whisper model in {path} knows English only; translating needs a multilingual model")
+        self.task = task
+        # the spoken language (a Whisper code such as "es"); None: Whisper detects it at every call
+        self.language = language if self.multilingual else "en"
+
+    def languages(self) -> list[str]:
+        """The language codes this model knows."""
+        return list(self._model.supported_languages)
+
+    def detect_language(self, audio: np.ndarray) -> tuple[str, float]:
+        """The most likely spoken language of ``audio`` (16 kHz, up to 30 s) and its probability."""
+        if not self.multilingual:
+            return "en", 1.0
+        self._encode_frames = None
+        language, probability, _ = self._model.detect_language(np.ascontiguousarray(audio, dtype=np.float32))
+        return language, float(probability)
 
     def transcribe_offline(self, audio: np.ndarray) -> list[Word]:
         """One recording of up to 30 s at once, with Whisper's own 30 s window: slower than a streaming step
@@ -143,7 +167,8 @@ class WhisperBackend:
             self._encode_frames = None
         segments, _ = self._model.transcribe(
             audio,
-            language="en",
+            language=self.language,
+            task=self.task,
             beam_size=1,
             temperature=0.0,
             without_timestamps=True,

@@ -1,0 +1,94 @@
+"""The multilingual Whisper base model joined from its two packages into the cache, checked, and joined again when
+the join is damaged."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engine.asr import whisper_base_model as wbm
+from engine.asr.backend import AsrError
+
+pytestmark = pytest.mark.slow
+
+
+def test_the_parts_join_into_the_pinned_model_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = wbm.model_dir(tmp_path)
+    assert folder.is_relative_to(tmp_path)
+    assert wbm._sha256(folder / "model.bin") == wbm.MODEL_SHA256
+    assert sorted(p.name for p in folder.iterdir()) == ["config.json", "model.bin", "tokenizer.json", "vocabulary.txt"]
+    assert sum(p.stat().st_size for p in wbm.part_files()) == (folder / "model.bin").stat().st_size
+
+    def no_join(folder: Path) -> None:
+        raise AssertionError("joined again although the join was sound")
+
+    monkeypatch.setattr(wbm, "_join", no_join)
+    assert wbm.model_dir(tmp_path) == folder
+
+
+@pytest.mark.parametrize("damage", ["flipped byte", "cut short"])
+def test_a_damaged_join_is_detected_and_redone(tmp_path: Path, damage: str) -> None:
+    model = wbm.model_dir(tmp_path) / "model.bin"
+    if damage == "flipped byte":
+        with model.open("r+b") as handle:
+            handle.seek(1000)
+            byte = handle.read(1)
+            handle.seek(1000)
+            handle.write(bytes([byte[0] ^ 0xFF]))
+    else:
+        with model.open("r+b") as handle:
+            handle.truncate(model.stat().st_size // 3)
+    assert wbm._sha256(model) != wbm.MODEL_SHA256
+    wbm.model_dir(tmp_path)
+    assert wbm._sha256(model) == wbm.MODEL_SHA256
+
+
+def test_parts_that_do_not_match_the_checksum_leave_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(wbm, "MODEL_SHA256", "0" * 64)
+    with pytest.raises(AsrError, match="do not join into the expected file"):
+        wbm.model_dir(tmp_path)
+    folder = next((tmp_path / "models").iterdir())
+    assert not (folder / "model.bin").exists()
+    assert not [p for p in folder.iterdir() if p.name.startswith(".model.bin")]  # no temporary file left
+
+
+def test_the_joined_model_loads_and_recognizes_real_speech(tmp_path: Path, speech_dir: Path) -> None:
+    from engine.asr.whisper_backend import WhisperBackend
+    from engine.audio.io import load_audio
+
+    backend = WhisperBackend(wbm.model_dir(tmp_path), threads=1)
+    audio = load_audio(speech_dir / "wav" / "ljspeech_LJ001-0001.wav")[: 5 * 16000]
+    words = [w.text.strip(",.").lower() for w in backend.transcribe_offline(audio)]
+    assert "printing" in words and "sense" in words, words
+
+
+def _entry(folder: Path, lang: str) -> dict:
+    entries = [json.loads(line) for line in (folder / "manifest.jsonl").read_text().splitlines() if line.strip()]
+    return next(e for e in entries if e["lang"] == lang)
+
+
+def test_base_detects_french_and_translates_spanish_into_english(tmp_path: Path, speech_xx_dir: Path) -> None:
+    from engine.asr.whisper_backend import WhisperBackend
+    from engine.audio.io import load_audio
+    from engine.metrics.translation import bleu
+
+    backend = WhisperBackend(wbm.model_dir(tmp_path), threads=1, language=None, task="translate")
+    assert backend.multilingual and "es" in backend.languages()
+    french = _entry(speech_xx_dir, "fr")
+    language, probability = backend.detect_language(load_audio(speech_xx_dir / french["wav"]))
+    assert language == "fr" and probability > 0.5
+    spanish = _entry(speech_xx_dir, "es")
+    backend.language = "es"
+    english = " ".join(w.text for w in backend.transcribe_offline(load_audio(speech_xx_dir / spanish["wav"])))
+    assert bleu([spanish["translation"]], [english]) > 30, english
+
+
+def test_an_english_only_model_refuses_to_translate() -> None:
+    from engine.asr.whisper_backend import WhisperBackend
+
+    with pytest.raises(AsrError, match="English only"):
+        WhisperBackend(threads=1, task="translate", language="es")
+    with pytest.raises(AsrError, match="unknown Whisper task"):
+        WhisperBackend(threads=1, task="summarize")
