@@ -168,7 +168,7 @@ def _shadow_config(args: argparse.Namespace):  # noqa: ANN202 - ShadowConfig, im
         echo_guard=args.echo_guard,
         input_device=_device(args.input), output_device=_device(args.output), voice_rate=args.voice_rate,
         tentative_lookahead=not args.final_lookahead, hurry_below_s=args.hurry, cpu_slowdown=args.cpu_slowdown,
-        catch_up=args.catch_up,
+        catch_up=args.catch_up, translate_from=args.translate_from.lower() if args.translate_from else None,
     )  # fmt: skip
 
 
@@ -214,7 +214,7 @@ def _run_shadow(args: argparse.Namespace) -> int:
     if lag["n"]:
         wer_text = "".join(
             f"; {name} {report[name]:.3f}"
-            for name in (metric_names.WER_COMMITTED, metric_names.WER_SPOKEN)
+            for name in (metric_names.WER_COMMITTED, metric_names.WER_SPOKEN, metric_names.BLEU, metric_names.CHRF)
             if report.get(name) is not None
         )
         print(
@@ -222,6 +222,9 @@ def _run_shadow(args: argparse.Namespace) -> int:
             f"{report[metric_names.UNDERRUNS]}; starved {report[metric_names.STARVED_S]:.2f} s{wer_text}",
             file=sys.stderr,
         )
+    if report.get("language_detected"):
+        found = report["language_detected"]
+        print(f"spoken language detected: {found['language']} ({found['probability']:.2f})", file=sys.stderr)
     _print_pace(report.get("pace") or {})
     return EXIT_OK
 
@@ -485,7 +488,13 @@ def build_parser() -> argparse.ArgumentParser:
     smode.add_argument("--realtime", action="store_true", help="pace the recording like a microphone")
     shadow.add_argument("--play", action="store_true", help="play the voice on the output device (real time)")
     shadow.add_argument("--backend", choices=("whisper", "vosk"), default="whisper")
-    shadow.add_argument("--model", metavar="PATH", help="recognizer model folder (default: the bundled tiny.en)")
+    shadow.add_argument(
+        "--model",
+        metavar="PATH",
+        help="recognizer model folder, or 'base' for multilingual Whisper base (default: tiny.en)",
+    )
+    shadow.add_argument("--translate-from", metavar="LANG",
+                        help="interpret: the speaker's language (es, fr, ... or auto), spoken in English")  # fmt: skip
     shadow.add_argument("--commit", default="la2", help="la2 (default), hold2, waitk or offline")
     shadow.add_argument("--policy", choices=("lookahead", "full", "naive"), default="lookahead")
     shadow.add_argument("--k", type=int, default=1, help="lookahead chunks (1)")

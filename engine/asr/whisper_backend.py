@@ -26,6 +26,7 @@ MAX_REPEATS = 3  # a word repeated more often than this in a row is a decoding l
 ZERO_DURATION_S = 0.01
 ZERO_RUN = 3  # this many words in a row aligned to no time are a decoding loop
 TASKS = ("transcribe", "translate")  # translate: any language into English text
+AUTO_DETECT_S = 2.0  # speech heard before the spoken language is detected (when it was not given)
 REQUIRED_FILES = ("model.bin", "config.json", "tokenizer.json")
 VOCABULARY_FILES = ("vocabulary.txt", "vocabulary.json")
 CONTINUE_BEFORE_END_S = 1.5  # a first window whose words end this far before the audio's end is continued
@@ -133,8 +134,17 @@ class WhisperBackend:
         if not self.multilingual and (task != "transcribe" or language not in ("en", None)):
             raise AsrError(f"the Whisper model in {path} knows English only; translating needs a multilingual model")
         self.task = task
-        # the spoken language (a Whisper code such as "es"); None: Whisper detects it at every call
-        self.language = language if self.multilingual else "en"
+        if language is not None and language not in self.languages():
+            raise AsrError(f"unknown language {language!r}; Whisper knows {', '.join(sorted(self.languages()))}")
+        # the spoken language (a Whisper code such as "es"); None: detected from the first AUTO_DETECT_S of speech
+        self.configured_language = language if self.multilingual else "en"
+        self.language = self.configured_language
+        self.detected: tuple[str, float] | None = None  # what detection found, with its probability
+
+    def reset(self) -> None:
+        """A new session: the language is the configured one again (a detected language belonged to the last)."""
+        self.language = self.configured_language
+        self.detected = None
 
     def languages(self) -> list[str]:
         """The language codes this model knows."""
@@ -158,6 +168,12 @@ class WhisperBackend:
         duration = audio.size / SAMPLE_RATE
         if duration < 0.1:
             return []
+        if self.language is None:
+            if duration < AUTO_DETECT_S:
+                return []  # no words before the language is known: they could be in the wrong one
+            self.detected = self.detect_language(audio)
+            self.language = self.detected[0]
+            log.info("spoken language detected: %s (probability %.2f)", *self.detected)
         if self.short_window and not full_window:
             # Whole seconds only: CTranslate2 keeps memory for every input shape it has seen, so free lengths
             # made RSS grow without end (measured: +150 MB over 120 calls); 30 shapes at most plateau.

@@ -5,12 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 ECHO_GUARDS = ("off", "gate")
+BASE_MODEL = "base"  # the recognizer model setting for multilingual Whisper base (joined from its packages)
+AUTO_LANGUAGE = "auto"  # translate_from: detect the spoken language from the first seconds of speech
 
 
 @dataclass(frozen=True)
 class ShadowConfig:
     backend: str = "whisper"  # or "vosk"
-    model: str | None = None  # a model folder (vosk; whisper: the bundled tiny.en when None)
+    model: str | None = None  # a model folder (vosk; whisper: the bundled tiny.en when None, "base": Whisper base)
+    # interpret: the spoken language ("es", ..., or "auto") translated into English as it is recognized (None: shadow)
+    translate_from: str | None = None
     commit: str = "la2"
     tts_policy: str = "lookahead"
     k: int = 1
@@ -47,6 +51,11 @@ class ShadowConfig:
             raise ValueError(f"min_step_s must be positive, not {self.min_step_s}")
         if not 1.0 <= self.catch_up <= 2.0:
             raise ValueError(f"catch-up rate must be between 1 and 2, not {self.catch_up}")
+        source = self.translate_from
+        if source is not None and not (source == AUTO_LANGUAGE or (source.isalpha() and 2 <= len(source) <= 3)):
+            raise ValueError(f"the spoken language must be a code such as es, fr, de, or auto, not {source!r}")
+        if source is not None and self.backend != "whisper":
+            raise ValueError("interpreting needs the whisper recognizer (it translates as it recognizes)")
         if not 0.1 <= self.cpu_slowdown <= 20:
             raise ValueError(f"the CPU slowdown must be between 0.1 and 20, not {self.cpu_slowdown}")
 
@@ -58,4 +67,5 @@ class ShadowConfig:
 
     def models_key(self) -> tuple:
         """What the loaded models depend on: a change here means loading them again."""
-        return (self.backend, self.model, self.voice, self.seed, self.tts_threads, self.asr_threads)
+        return (self.backend, self.model, self.translate_from, self.voice, self.seed, self.tts_threads,
+                self.asr_threads)  # fmt: skip

@@ -9,7 +9,7 @@ from engine.asr.backend import AsrBackend
 from engine.asr.commit import make_commit_policy
 from engine.asr.streaming import StreamingRecognizer
 from engine.asr.vad import SileroVad
-from engine.pipeline.config import ShadowConfig
+from engine.pipeline.config import AUTO_LANGUAGE, BASE_MODEL, ShadowConfig
 from engine.tts.voice import TwoStageVoice
 
 log = logging.getLogger(__name__)
@@ -19,7 +19,15 @@ def load_backend(config: ShadowConfig) -> AsrBackend:
     if config.backend == "whisper":
         from engine.asr.whisper_backend import WhisperBackend
 
-        return WhisperBackend(config.model, threads=config.asr_threads)
+        model = config.model
+        if model == BASE_MODEL or (config.translate_from is not None and model is None):
+            from engine.asr import whisper_base_model
+
+            model = str(whisper_base_model.model_dir())
+        if config.translate_from is None:
+            return WhisperBackend(model, threads=config.asr_threads)
+        language = None if config.translate_from == AUTO_LANGUAGE else config.translate_from
+        return WhisperBackend(model, threads=config.asr_threads, language=language, task="translate")
     if config.backend == "vosk":
         from engine.asr.vosk_backend import VoskBackend
 

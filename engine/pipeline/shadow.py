@@ -89,8 +89,15 @@ def shadow_file(
         report["config"]["mode"] = "realtime" if realtime else "simulate"
         report["ear_voice_lag_values_s"] = [w[m.EAR_VOICE_LAG_S] for w in report["words"]]
         report["commit_latency_values_s"] = [w["commit_s"] - w["source_end_s"] for w in report["words"]]
-        if entry and entry.get("word_times"):
+        if entry and entry.get("word_times") and config.translate_from is None:
             rescore_with_reference_times(report, entry["word_times"])
+        backend = models.backend
+        report["spoken_language"] = getattr(backend, "language", "en")
+        detected = getattr(backend, "detected", None)
+        report["language_detected"] = {"language": detected[0], "probability": detected[1]} if detected else None
+        if config.translate_from is not None:
+            _score_translation(report, entry)
+            return _finish(report, record_dir, out)
         reference = entry.get("text") if entry else None
         report[m.WER_COMMITTED] = wer(reference, report["committed_text"]) if reference else None
         report[m.WER_SPOKEN] = None
@@ -98,9 +105,24 @@ def shadow_file(
             report[m.WER_SPOKEN], report["spoken_recognized_text"] = spoken_wer(
                 models, record_dir / OUTPUT_WAV, reference
             )
-        if out is not None:
-            shutil.copyfile(record_dir / OUTPUT_WAV, out)
-        return report
+        return _finish(report, record_dir, out)
     finally:
         if temporary is not None:
             temporary.cleanup()
+
+
+def _finish(report: dict, record_dir: Path, out: Path | None) -> dict:
+    if out is not None:
+        shutil.copyfile(record_dir / OUTPUT_WAV, out)
+    return report
+
+
+def _score_translation(report: dict, entry: dict | None) -> None:
+    """Interpreting: the committed English against the manifest's reference translation (no WER: the source
+    transcript is in another language)."""
+    from engine.metrics.translation import bleu, chrf
+
+    reference = entry.get("translation") if entry else None
+    report[m.WER_COMMITTED] = report[m.WER_SPOKEN] = None
+    report[m.BLEU] = bleu([reference], [report["committed_text"]]) if reference else None
+    report[m.CHRF] = chrf([reference], [report["committed_text"]]) if reference else None
