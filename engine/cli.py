@@ -376,7 +376,21 @@ def _run_bench(args: argparse.Namespace) -> int:
     progress = lambda text: log.info("bench %s: %s", args.stage, text)  # noqa: E731
     if args.stage != "shadow" and args.cpu_slowdown != 1.0:
         return _fail("--cpu-slowdown is for bench shadow", EXIT_USAGE)
-    if args.stage in ("shadow", "asr"):
+    if args.stage == "interpret":
+        from engine import paths
+        from engine.pipeline import bench_interpret
+
+        manifest = (
+            Path(args.manifest) if args.manifest else paths.shared_speech_dir().parent / "speech-xx" / "manifest.jsonl"
+        )
+        if not manifest.is_file():
+            return _fail(f"manifest not found: {manifest} (give one with --manifest)", EXIT_USAGE)
+        try:
+            report = bench_interpret.run_bench(manifest, progress=progress)
+        except ValueError as exc:
+            return _fail(str(exc), EXIT_USAGE)
+        print(bench_interpret.format_table(report))
+    elif args.stage in ("shadow", "asr"):
         if args.stage == "shadow":
             from engine.pipeline import bench as stage_bench
         else:
@@ -468,7 +482,7 @@ def build_parser() -> argparse.ArgumentParser:
     transcribe.set_defaults(func=_run_transcribe)
 
     bench = sub.add_parser("bench", parents=[common], help="benchmark a stage and print figures")
-    bench.add_argument("stage", choices=("tts", "asr", "shadow"))
+    bench.add_argument("stage", choices=("tts", "asr", "shadow", "interpret"))
     bench.add_argument("--json", action="store_true", help="end with one JSON line holding every figure")
     bench.add_argument("--threads", type=int, default=1, help="TTS inference threads (1)")
     bench.add_argument("--manifest", metavar="JSONL", help="recordings for asr and shadow (default ../shared/speech)")

@@ -189,3 +189,26 @@ def test_screenshot_of_a_session_under_xvfb(virtual_audio, speech_dir, speech_ma
     assert image.width() >= 800 and image.height() >= 600
     colours = {image.pixel(x, y) for x in range(0, image.width(), 7) for y in range(0, image.height(), 7)}
     assert len(colours) > 20, "the screenshot looks blank"
+
+
+def test_the_mode_picker_interprets_a_spanish_recording(qtbot, window, speech_xx_dir: Path) -> None:
+    """Interpret into English, Spanish chosen: the app loads Whisper base and speaks English words."""
+    import json
+
+    from app.widgets.settings_panel import MODE_INTERPRET
+
+    entries = [json.loads(line) for line in (speech_xx_dir / "manifest.jsonl").read_text().splitlines() if line]
+    spanish = next(e for e in entries if e["lang"] == "es")
+    panel = window.settings_panel
+    panel.mode.setCurrentText(MODE_INTERPRET)
+    panel.language.setCurrentIndex(panel.language.findData("es"))
+    assert not panel.backend.isEnabled() and panel.language.isEnabled()
+    config = panel.config(None, None)
+    assert config.translate_from == "es" and config.backend == "whisper" and config.model is None
+    _use_file(window, speech_xx_dir / spanish["wav"])
+    window.start_button.click()  # the models differ from the shadowing ones: the app loads them
+    qtbot.waitUntil(lambda: window.state == "done", timeout=120_000)
+    assert window.transcript.counts[2] >= 5  # English words spoken
+    assert "Spanish" in window.meters.language.text()
+    text = window.transcript.toPlainText().lower()
+    assert {"each", "right", "limitations"} & set(text.replace(",", " ").replace(".", " ").split()), text

@@ -9,6 +9,7 @@ import math
 import pyqtgraph as pg
 from PySide6.QtWidgets import QFormLayout, QGridLayout, QLabel, QProgressBar, QWidget
 
+from engine.asr.languages import language_name
 from engine.pipeline.session import MeterSnapshot
 
 HISTORY_S = 60.0
@@ -32,6 +33,7 @@ class MetersPanel(QWidget):
         self.cpu = QLabel("–")
         self.words = QLabel("0 / 0")
         self.echo = QLabel("")
+        self.language = QLabel("")  # interpreting: the spoken language (chosen or detected)
         self.pace = QLabel("–")  # the recognizer's step cost and what the session gave up to keep up
         self.pace_warning = QLabel("")
         self.pace_warning.setWordWrap(True)
@@ -56,6 +58,7 @@ class MetersPanel(QWidget):
         figures.addRow("Input level", self.level_bar)
         figures.addRow("CPU load", self.cpu)
         figures.addRow("Machine pace", self.pace)
+        figures.addRow("Spoken language", self.language)
         figures.addRow("", self.echo)
         figures.addRow(self.pace_warning)
 
@@ -98,6 +101,10 @@ class MetersPanel(QWidget):
         if snap.step_cost_s is not None:
             self.pace.setText(f"recognizer step {snap.step_cost_s:.2f} s · {snap.pace_level}")
         self.pace_warning.setText(snap.pace_message or "")
+        if snap.spoken_language is not None:
+            language = language_name(snap.spoken_language)
+            dropped = f" · {snap.non_english_words} non-English words not spoken" if snap.non_english_words else ""
+            self.language.setText(language + dropped)
         balance_ms = int(min(max(snap.time_balance_s, 0.0), BALANCE_FULL_S) * 1000)
         self.balance_bar.setValue(balance_ms)
         speaking = snap.words_spoken > 0 and snap.words_committed > snap.words_spoken

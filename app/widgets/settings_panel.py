@@ -19,13 +19,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from engine.asr.languages import COMMON_LANGUAGES
 from engine.modelstore.store import RECOGNIZER, VOICE, ModelInfo
-from engine.pipeline.config import ECHO_GUARDS, ShadowConfig
+from engine.pipeline.config import AUTO_LANGUAGE, ECHO_GUARDS, ShadowConfig
 
 KEY_PREFIX = "session/"
 COMMIT_POLICIES = ("la2", "hold2", "waitk", "offline")
 SOURCE_MIC = "Microphone"
 SOURCE_FILE = "Recording (file)"
+MODE_SHADOW = "Shadow (English)"
+MODE_INTERPRET = "Interpret into English"
 
 
 def _path_row(edit: QLineEdit, button: QPushButton) -> QWidget:
@@ -49,6 +52,16 @@ class SettingsPanel(QWidget):
         self.source_file.setPlaceholderText("a WAV/FLAC recording to shadow")
         self.source_browse = QPushButton("Browse…")
         self.source_browse.clicked.connect(lambda: self._browse(self.source_file, "Recordings (*.wav *.flac *.ogg)"))
+        self.mode = QComboBox()
+        self.mode.addItems([MODE_SHADOW, MODE_INTERPRET])
+        self.mode.setToolTip(
+            "Shadow: the English the speaker says, re-voiced. Interpret: another language, spoken in English as it is "
+            "recognized (multilingual Whisper base translating; slower than tiny.en)."
+        )
+        self.language = QComboBox()
+        self.language.addItem("Auto (detected from the first seconds)", AUTO_LANGUAGE)
+        for code, name in COMMON_LANGUAGES.items():
+            self.language.addItem(f"{name} ({code})", code)
         self.backend = QComboBox()
         self.backend.addItems(["whisper", "vosk"])
         self.model = QLineEdit()
@@ -101,6 +114,8 @@ class SettingsPanel(QWidget):
         )
 
         form = QFormLayout(self)
+        form.addRow("Mode", self.mode)
+        form.addRow("Spoken language", self.language)
         form.addRow("Source", self.source)
         form.addRow("Recording", _path_row(self.source_file, self.source_browse))
         form.addRow("Recognizer", self.backend)
@@ -116,8 +131,9 @@ class SettingsPanel(QWidget):
         form.addRow("Hurry below", self.hurry)
         form.addRow("Echo guard", self.echo_guard)
         self.load()
-        for combo in (self.source, self.backend, self.commit, self.echo_guard):
+        for combo in (self.mode, self.language, self.source, self.backend, self.commit, self.echo_guard):
             combo.currentIndexChanged.connect(self._save)
+        self.mode.currentIndexChanged.connect(self._update_enabled)
         for spin in (self.k, self.first_chunk, self.chunk, self.phrase_chunk, self.voice_rate, self.hurry):
             spin.valueChanged.connect(self._save)
         self.tentative_lookahead.toggled.connect(self._save)
@@ -130,6 +146,17 @@ class SettingsPanel(QWidget):
         from_file = self.source.currentText() == SOURCE_FILE
         self.source_file.setEnabled(from_file)
         self.source_browse.setEnabled(from_file)
+        interpreting = self.interpreting()
+        self.language.setEnabled(interpreting)
+        for widget in (self.backend, self.model, self.model_browse):  # interpreting runs Whisper base
+            widget.setEnabled(not interpreting)
+
+    def interpreting(self) -> bool:
+        return self.mode.currentText() == MODE_INTERPRET
+
+    def translate_from(self) -> str | None:
+        """The spoken language for ``ShadowConfig.translate_from`` (None: shadowing)."""
+        return str(self.language.currentData()) if self.interpreting() else None
 
     def _browse(self, edit: QLineEdit, filter_text: str) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Choose a file", edit.text(), filter_text)
@@ -150,6 +177,9 @@ class SettingsPanel(QWidget):
         def value(key: str, default: object, kind: type) -> object:
             return s.value(KEY_PREFIX + key, default, type=kind)
 
+        self.mode.setCurrentText(str(value("mode", MODE_SHADOW, str)))
+        index = self.language.findData(str(value("translate_from", AUTO_LANGUAGE, str)))
+        self.language.setCurrentIndex(max(index, 0))
         self.source.setCurrentText(str(value("source", SOURCE_MIC, str)))
         self.source_file.setText(str(value("source_file", "", str)))
         self.backend.setCurrentText(str(value("backend", d.backend, str)))
@@ -168,6 +198,7 @@ class SettingsPanel(QWidget):
     def _save(self) -> None:
         s = self._settings
         for key, val in {
+            "mode": self.mode.currentText(), "translate_from": self.language.currentData(),
             "source": self.source.currentText(), "source_file": self.source_file.text(),
             "backend": self.backend.currentText(), "model": self.model.text(), "commit": self.commit.currentText(),
             "k": self.k.value(), "first_chunk": self.first_chunk.value(), "chunk": self.chunk.value(),
@@ -211,8 +242,10 @@ class SettingsPanel(QWidget):
 
     def config(self, input_device: str | None, output_device: str | None) -> ShadowConfig:
         """The session's settings; raises ValueError with a readable message for a bad combination."""
+        interpreting = self.interpreting()
         return ShadowConfig(
-            backend=self.backend.currentText(), model=self.model.text().strip() or None,
+            backend="whisper" if interpreting else self.backend.currentText(),
+            model=None if interpreting else self.model.text().strip() or None, translate_from=self.translate_from(),
             commit=self.commit.currentText(), k=self.k.value(), first_chunk=self.first_chunk.value(),
             chunk=self.chunk.value(), phrase_chunk=self.phrase_chunk.value(),
             voice=self.voice.text().strip() or None, voice_rate=self.voice_rate.value(),

@@ -54,6 +54,7 @@ class CommittedWord:
     end_s: float
     commit_s: float  # when it was committed (clock of the caller)
     pause_after: bool = False  # the speaker paused after this word (``PAUSE_S`` or more before the next)
+    heard_s: float = 0.0  # source audio heard when it was committed (the end of the step's buffer, source clock)
 
 
 @dataclass
@@ -258,7 +259,7 @@ class StreamingRecognizer:
                 pause = after.start_s - w.end_s >= PAUSE_S
             else:
                 pause = frames is not None and frames.quiet_from(w.end_s, audio_end) >= PAUSE_S
-            committed.append(CommittedWord(w.text, w.start_s, w.end_s, now_s, pause))
+            committed.append(CommittedWord(w.text, w.start_s, w.end_s, now_s, pause, audio_end))
         self._committed.extend(committed)
         if len(self._committed) > 2 * KEEP_COMMITTED_WORDS:
             del self._committed[:-KEEP_COMMITTED_WORDS]

@@ -134,12 +134,19 @@ class WhisperBackend:
         if not self.multilingual and (task != "transcribe" or language not in ("en", None)):
             raise AsrError(f"the Whisper model in {path} knows English only; translating needs a multilingual model")
         self.task = task
+        # the spoken language (a Whisper code such as "es"); None: detected from the first AUTO_DETECT_S of speech
+        self.language: str | None = None
+        self.detected: tuple[str, float] | None = None  # what detection found, with its probability
+        self.set_language(language)
+
+    def set_language(self, language: str | None) -> None:
+        """The spoken language from now on (None: detected from the first seconds of speech)."""
         if language is not None and language not in self.languages():
             raise AsrError(f"unknown language {language!r}; Whisper knows {', '.join(sorted(self.languages()))}")
-        # the spoken language (a Whisper code such as "es"); None: detected from the first AUTO_DETECT_S of speech
+        if not self.multilingual and language not in ("en", None):
+            raise AsrError("this Whisper model knows English only")
         self.configured_language = language if self.multilingual else "en"
-        self.language = self.configured_language
-        self.detected: tuple[str, float] | None = None  # what detection found, with its probability
+        self.reset()
 
     def reset(self) -> None:
         """A new session: the language is the configured one again (a detected language belonged to the last)."""

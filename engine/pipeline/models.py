@@ -55,6 +55,9 @@ class Models:
     def recognizer(self, config: ShadowConfig) -> StreamingRecognizer:
         with self._lock:
             self.vad.reset()
-            if hasattr(self.backend, "reset"):
+            if config.translate_from is not None and hasattr(self.backend, "set_language"):
+                language = None if config.translate_from == AUTO_LANGUAGE else config.translate_from
+                self.backend.set_language(language)  # resets it too
+            elif hasattr(self.backend, "reset"):
                 self.backend.reset()
             return StreamingRecognizer(self.backend, make_commit_policy(config.commit), self.vad)

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.asr.backend import SAMPLE_RATE
+from engine.asr.english_guard import EnglishGuard
 from engine.asr.run import LongAudio, StreamRun, run_capture, run_stream
 from engine.asr.streaming import StepResult, StreamingRecognizer
 from engine.audio.block import AudioBlock
@@ -70,6 +71,7 @@ class WordRecord:
     ready_s: float | None = None  # when the piece holding its end was synthesized
     speak_start_s: float | None = None
     speak_end_s: float | None = None
+    heard_s: float | None = None  # source audio heard when it was committed
 
     @property
     def key(self) -> tuple[int, int]:
@@ -113,6 +115,8 @@ class MeterSnapshot:
     step_cost_s: float | None = None  # the recognizer's recent step cost (``pipeline.pace``)
     pace_level: str = ""  # what the session gave up to keep up ("full settings" when nothing)
     pace_message: str | None = None  # set while the machine cannot keep up
+    spoken_language: str | None = None  # interpreting: the language translated from (None: shadowing / not known)
+    non_english_words: int = 0  # interpreting: committed words not spoken because they were not English
 
 
 class _Tap:
@@ -185,6 +189,8 @@ class ShadowSession:
         self.pace = MachinePace(config.min_step_s, config.hurry_below_s, adapt=config.adapt)
         self._asr: StreamingRecognizer | None = None
         self._synthesizer: IncrementalSynthesizer | None = None
+        # interpreting: committed words that are not English are not spoken (``english_guard``)
+        self._guard = EnglishGuard() if config.translate_from is not None else None
 
     # ----- public API
     def run_file(self, audio: np.ndarray | LongAudio, realtime: bool = False, output_device: object = None,
@@ -405,10 +411,24 @@ class ShadowSession:
         origin = self._source_origin_s or 0.0
         records: list[WordRecord] = []
         tokens: list[str] = []
-        for word in step.committed:
+        committed = step.committed
+        if self._guard is not None:
+            language = getattr(self.models.backend, "language", None)
+            with self._lock:
+                self._snapshot.spoken_language = language
+            if committed:
+                keep = self._guard.check([w.text for w in committed], language)
+                if not all(keep):
+                    dropped = sum(1 for k in keep if not k)
+                    self.figures.non_english(dropped)
+                    with self._lock:
+                        self._snapshot.non_english_words += dropped
+                    committed = [w for w, k in zip(committed, keep, strict=True) if k]
+        for word in committed:
             keyed = self._keys.tokens(word.text)
             for number, (token, (sentence, index)) in enumerate(keyed, 1):
-                record = WordRecord(sentence, index, token, word.start_s + origin, word.end_s + origin, word.commit_s)
+                record = WordRecord(sentence, index, token, word.start_s + origin, word.end_s + origin, word.commit_s,
+                                    heard_s=word.heard_s + origin)  # fmt: skip
                 records.append(record)
                 tokens.append(_with_pause(token) if word.pause_after and number == len(keyed) else token)
         if records:

@@ -17,6 +17,8 @@ import numpy as np
 from engine.asr.backend import SAMPLE_RATE
 from engine.asr.offline import transcribe_long
 from engine.asr.transcribe import manifest_entry
+from engine.asr.vad import FRAME as VAD_FRAME
+from engine.asr.vad import speech_flags
 from engine.asr.words import normalize_token
 from engine.audio.io import load_audio
 from engine.metrics import aggregate
@@ -96,7 +98,7 @@ def shadow_file(
         detected = getattr(backend, "detected", None)
         report["language_detected"] = {"language": detected[0], "probability": detected[1]} if detected else None
         if config.translate_from is not None:
-            _score_translation(report, entry)
+            _score_translation(report, entry, speech_end_s(audio, models))
             return _finish(report, record_dir, out)
         reference = entry.get("text") if entry else None
         report[m.WER_COMMITTED] = wer(reference, report["committed_text"]) if reference else None
@@ -117,12 +119,30 @@ def _finish(report: dict, record_dir: Path, out: Path | None) -> dict:
     return report
 
 
-def _score_translation(report: dict, entry: dict | None) -> None:
+def speech_end_s(audio: np.ndarray, models: Models) -> float | None:
+    """Where the recording's speech ends (the voice-activity detector's last speech frame), None without speech."""
+    models.vad.reset()
+    flags = np.flatnonzero(speech_flags(audio, models.vad))
+    models.vad.reset()
+    return float((flags[-1] + 1) * VAD_FRAME / SAMPLE_RATE) if flags.size else None
+
+
+def _score_translation(report: dict, entry: dict | None, speech_end: float | None) -> None:
     """Interpreting: the committed English against the manifest's reference translation (no WER: the source
-    transcript is in another language)."""
-    from engine.metrics.translation import bleu, chrf
+    transcript is in another language), Average Lagging over the committed words, and when the voice finished
+    after the speech did."""
+    from engine.metrics.translation import average_lagging, bleu, chrf
 
     reference = entry.get("translation") if entry else None
+    committed = report["committed_text"]
     report[m.WER_COMMITTED] = report[m.WER_SPOKEN] = None
-    report[m.BLEU] = bleu([reference], [report["committed_text"]]) if reference else None
-    report[m.CHRF] = chrf([reference], [report["committed_text"]]) if reference else None
+    report[m.BLEU] = bleu([reference], [committed]) if reference else None
+    report[m.CHRF] = chrf([reference], [committed]) if reference else None
+    source_s = report["audio_s_heard"]
+    words = len(reference.split()) if reference else 0
+    commits = report.get("commits", [])
+    heard = [min(c["heard_s"], source_s) for c in commits if c["heard_s"] is not None]
+    report[m.AL_S] = average_lagging(heard, source_s, words)
+    report[m.AL_CA_S] = average_lagging([c["commit_s"] for c in commits], source_s, words)
+    ends = [w["speak_end_s"] for w in report["words"] if w.get("speak_end_s") is not None]
+    report[m.END_OFFSET_S] = max(ends) - speech_end if ends and speech_end is not None else None

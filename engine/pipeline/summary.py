@@ -38,6 +38,8 @@ class SessionFigures:
         self.balances: list[float] = []
         self.chunks: list[tuple[float, float]] = []
         self.words: list[dict] = []
+        self.commits: list[tuple[float, float | None]] = []  # per committed word: (commit_s, heard_s)
+        self.non_english_words = 0
         self.committed_text: list[str] = []
         self.spoken_text: list[str] = []
         self.gaps = GapCounts()  # sentence starts count as pauses, not gaps (METRICS.md)
@@ -57,6 +59,7 @@ class SessionFigures:
                     self.commit_latencies.append(record.commit_s - record.source_end_s)
                     if self.keep_words:
                         self.committed_text.append(record.text)
+                        self.commits.append((record.commit_s, record.heard_s))
 
     def piece(
         self, piece: AudioPiece, ready_s: float, inputs_at_s: float, first_of_sentence: bool, computed: bool = True
@@ -123,6 +126,11 @@ class SessionFigures:
                 "unrecognized_audio_s": run.unrecognized_audio_s,
             }
 
+    def non_english(self, words: int) -> None:
+        """Interpreting: committed words the English voice did not speak (not English)."""
+        with self._lock:
+            self.non_english_words += words
+
     def rate(self, factor: float) -> None:
         """The voice's catch-up factor after a piece played (1: its own rate)."""
         with self._lock:
@@ -167,4 +175,6 @@ class SessionFigures:
                 "time_balance_values_s": list(self.balances),
                 "pieces": {m.GEN_S: list(self.gen), m.AUDIO_S: list(self.audio), "chunk": list(self.chunk_positions)},
                 "words": list(self.words),
+                "commits": [{"commit_s": c, "heard_s": h} for c, h in self.commits],
+                "non_english_words": self.non_english_words,
             }

@@ -1,0 +1,129 @@
+"""``liveshadow bench interpret``: every recording of a translation manifest interpreted into English (simulated
+clock), once per commit policy, with the offline translation of each whole recording as the quality reference.
+
+The recordings are translated with the language the manifest names (``lang``); ``bleu``, ``chrf`` and
+``bleu_offline`` are corpus-level over the manifest, the delays are medians over recordings.
+"""
+
+from __future__ import annotations
+
+import logging
+import statistics
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from engine.asr.bench import load_manifest
+from engine.asr.offline import transcribe_long
+from engine.audio.io import load_audio
+from engine.metrics import machine_info
+from engine.metrics import names as m
+from engine.metrics.translation import bleu, chrf
+from engine.pipeline.config import ShadowConfig
+from engine.pipeline.models import Models
+from engine.pipeline.shadow import shadow_file
+
+log = logging.getLogger(__name__)
+
+POLICIES = ("la2", "hold2", "offline")
+MEDIANS = (m.AL_S, m.AL_CA_S, m.END_OFFSET_S, "behind_s", m.RTF_ASR)
+
+
+def _median(values: list) -> float | None:
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def run_bench(
+    manifest: Path,
+    policies: tuple[str, ...] = POLICIES,
+    config: ShadowConfig | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict:
+    entries = load_manifest(manifest)
+    entries = [e for e in entries if e.get("translation") and e.get("lang")]
+    if not entries:
+        raise ValueError(f"{manifest} lists no recordings with a language and a reference translation")
+    base = config or ShadowConfig(translate_from=entries[0]["lang"])
+    models = Models.load(base)
+    backend = models.backend
+    references = [e["translation"] for e in entries]
+    offline = []
+    for number, entry in enumerate(entries, 1):
+        if progress:
+            progress(f"offline {number}/{len(entries)} {entry['id']}")
+        backend.set_language(entry["lang"])  # type: ignore[attr-defined]
+        offline.append(" ".join(w.text for w in transcribe_long(backend, load_audio(entry["path"]))))
+    results: dict[str, dict] = {}
+    per_recording: dict[str, dict] = {}
+    for policy in policies:
+        reports = []
+        for number, entry in enumerate(entries, 1):
+            if progress:
+                progress(f"{policy} {number}/{len(entries)} {entry['id']}")
+            config = replace(base, commit=policy, translate_from=entry["lang"])
+            reports.append(shadow_file(entry["path"], config, models, entry=entry, speech_chain=False))
+        committed = [r["committed_text"] for r in reports]
+        results[policy] = {
+            m.BLEU: bleu(references, committed),
+            m.CHRF: chrf(references, committed),
+            m.BLEU_OFFLINE: bleu(references, offline),
+            **{name: _median([r.get(name) for r in reports]) for name in MEDIANS},
+            m.UNDERRUNS: sum(r[m.UNDERRUNS] for r in reports),
+            m.FIRST_AUDIO_S: _median([r[m.FIRST_AUDIO_S]["median"] for r in reports if r[m.FIRST_AUDIO_S]["n"]]),
+            m.EAR_VOICE_LAG_S: _median([r[m.EAR_VOICE_LAG_S]["median"] for r in reports if r[m.EAR_VOICE_LAG_S]["n"]]),
+            "non_english_words": sum(r.get("non_english_words", 0) for r in reports),
+            "by_language": {
+                lang: {
+                    m.BLEU: bleu(*zip(*[(e["translation"], r["committed_text"]) for e, r in zip(entries, reports,
+                                                                                            strict=True)
+                                        if e["lang"] == lang], strict=True)),
+                    m.BLEU_OFFLINE: bleu(*zip(*[(e["translation"], o) for e, o in zip(entries, offline, strict=True)
+                                                if e["lang"] == lang], strict=True)),
+                }
+                for lang in sorted({e["lang"] for e in entries})
+            },
+        }  # fmt: skip
+        for entry, report, text in zip(entries, reports, offline, strict=True):
+            per_recording.setdefault(
+                entry["id"], {"lang": entry["lang"], "reference": entry["translation"], "offline": text}
+            )[policy] = {  # fmt: skip
+                "committed": report["committed_text"],
+                **{name: report.get(name) for name in (m.BLEU, m.AL_S, m.AL_CA_S, m.END_OFFSET_S, m.UNDERRUNS)},
+            }
+    return {
+        "bench": "interpret",
+        "machine": machine_info(),
+        "config": {"manifest": str(manifest), "recordings": len(entries), "model": "whisper base (translate)",
+                   "policies": list(policies)},
+        "results": results,
+        "per_recording": per_recording,
+    }  # fmt: skip
+
+
+def _fmt(value: float | None, unit: str = "", digits: int = 2) -> str:
+    return "–" if value is None else f"{value:.{digits}f}{unit}"
+
+
+def format_table(report: dict) -> str:
+    lines = [
+        "| policy | bleu | bleu_offline | chrf | al_s | al_ca_s | end_offset_s | ear_voice_lag_s | underruns "
+        "| behind_s | rtf_asr | non-English words |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for policy, r in report["results"].items():
+        lines.append(
+            f"| {policy} | {_fmt(r[m.BLEU], digits=1)} | {_fmt(r[m.BLEU_OFFLINE], digits=1)} | "
+            f"{_fmt(r[m.CHRF], digits=1)} | {_fmt(r[m.AL_S], ' s')} | {_fmt(r[m.AL_CA_S], ' s')} | "
+            f"{_fmt(r[m.END_OFFSET_S], ' s')} | {_fmt(r[m.EAR_VOICE_LAG_S], ' s')} | {r[m.UNDERRUNS]} | "
+            f"{_fmt(r['behind_s'], ' s')} | {_fmt(r[m.RTF_ASR])} | {r['non_english_words']} |"
+        )
+    languages = next(iter(report["results"].values()))["by_language"]
+    lines.append("")
+    lines.append("bleu by language (first policy / offline): " + ", ".join(
+        f"{lang} {_fmt(v[m.BLEU], digits=1)} / {_fmt(v[m.BLEU_OFFLINE], digits=1)}" for lang, v in languages.items()
+    ))  # fmt: skip
+    machine = report["machine"]
+    lines.append(f"{report['config']['recordings']} recordings; {machine.get('cpu_count')} cores, "
+                 f"{machine.get('cpu_model', '')}")  # fmt: skip
+    return "\n".join(lines)
