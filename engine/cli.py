@@ -389,6 +389,8 @@ def _run_bench(args: argparse.Namespace) -> int:
             report = bench_interpret.run_bench(manifest, progress=progress)
         except ValueError as exc:
             return _fail(str(exc), EXIT_USAGE)
+        except ImportError as exc:
+            return _fail(f"bench interpret needs the developer install (scripts/setup): {exc}")
         print(bench_interpret.format_table(report))
     elif args.stage in ("shadow", "asr"):
         if args.stage == "shadow":

@@ -136,8 +136,12 @@ def _score_translation(report: dict, entry: dict | None, speech_end: float | Non
     reference = entry.get("translation") if entry else None
     committed = report["committed_text"]
     report[m.WER_COMMITTED] = report[m.WER_SPOKEN] = None
-    report[m.BLEU] = bleu([reference], [committed]) if reference else None
-    report[m.CHRF] = chrf([reference], [committed]) if reference else None
+    try:
+        report[m.BLEU] = bleu([reference], [committed]) if reference else None
+        report[m.CHRF] = chrf([reference], [committed]) if reference else None
+    except ImportError as exc:  # the packaged app leaves sacrebleu out
+        log.warning("BLEU and chrF not computed (%s)", exc)
+        report[m.BLEU] = report[m.CHRF] = None
     source_s = report["audio_s_heard"]
     words = len(reference.split()) if reference else 0
     commits = report.get("commits", [])
