@@ -10,6 +10,7 @@ import pytest
 
 from engine.asr import whisper_base_model as wbm
 from engine.asr.backend import AsrError
+from engine.hashing import file_sha256
 
 pytestmark = pytest.mark.slow
 
@@ -17,7 +18,7 @@ pytestmark = pytest.mark.slow
 def test_the_parts_join_into_the_pinned_model_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     folder = wbm.model_dir(tmp_path)
     assert folder.is_relative_to(tmp_path)
-    assert wbm._sha256(folder / "model.bin") == wbm.MODEL_SHA256
+    assert file_sha256(folder / "model.bin") == wbm.MODEL_SHA256
     assert sorted(p.name for p in folder.iterdir()) == ["config.json", "model.bin", "tokenizer.json", "vocabulary.txt"]
     assert sum(p.stat().st_size for p in wbm.part_files()) == (folder / "model.bin").stat().st_size
 
@@ -40,9 +41,9 @@ def test_a_damaged_join_is_detected_and_redone(tmp_path: Path, damage: str) -> N
     else:
         with model.open("r+b") as handle:
             handle.truncate(model.stat().st_size // 3)
-    assert wbm._sha256(model) != wbm.MODEL_SHA256
+    assert file_sha256(model) != wbm.MODEL_SHA256
     wbm.model_dir(tmp_path)
-    assert wbm._sha256(model) == wbm.MODEL_SHA256
+    assert file_sha256(model) == wbm.MODEL_SHA256
 
 
 def test_parts_that_do_not_match_the_checksum_leave_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

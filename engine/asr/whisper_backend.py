@@ -131,7 +131,7 @@ class WhisperBackend:
         self.max_new_tokens = max_new_tokens
         self._encode_frames: int | None = None
         self.multilingual = bool(self._model.model.is_multilingual)
-        if not self.multilingual and (task != "transcribe" or language not in ("en", None)):
+        if not self.multilingual and task != "transcribe":
             raise AsrError(f"the Whisper model in {path} knows English only; translating needs a multilingual model")
         self.task = task
         # the spoken language (a Whisper code such as "es"); None: detected from the first AUTO_DETECT_S of speech
@@ -143,8 +143,6 @@ class WhisperBackend:
         """The spoken language from now on (None: detected from the first seconds of speech)."""
         if language is not None and language not in self.languages():
             raise AsrError(f"unknown language {language!r}; Whisper knows {', '.join(sorted(self.languages()))}")
-        if not self.multilingual and language not in ("en", None):
-            raise AsrError("this Whisper model knows English only")
         self.configured_language = language if self.multilingual else "en"
         self.reset()
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from engine import paths
 from engine.asr.backend import AsrError
+from engine.hashing import file_sha256
 
 log = logging.getLogger(__name__)
 
@@ -47,20 +48,12 @@ def part_files() -> list[Path]:
     return parts
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(BLOCK), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def model_dir(cache_root: Path | None = None) -> Path:
     """The joined model folder (``model.bin``, ``config.json``, ``tokenizer.json``, ``vocabulary.txt``), joined now
     if it is missing or does not match the pinned checksum. Raises AsrError naming what is wrong."""
     folder = (cache_root or paths.cache_dir()) / "models" / f"{MODEL_NAME}-{MODEL_SHA256[:12]}"
     model = folder / "model.bin"
-    if model.is_file() and _sha256(model) == MODEL_SHA256 and all((folder / f).is_file() for f in SMALL_FILES):
+    if model.is_file() and file_sha256(model) == MODEL_SHA256 and all((folder / f).is_file() for f in SMALL_FILES):
         return folder
     if model.exists():
         log.warning("the joined Whisper base model in %s is damaged; joining it again", folder)

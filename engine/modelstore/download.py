@@ -9,7 +9,6 @@ a partial one.
 
 from __future__ import annotations
 
-import hashlib
 import http.client
 import logging
 import os
@@ -21,6 +20,8 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from engine.hashing import file_sha256
 
 log = logging.getLogger(__name__)
 
@@ -58,14 +59,6 @@ class Progress:
 
 def part_path(target: Path) -> Path:
     return target.with_name(target.name + ".part")
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def download(
@@ -110,7 +103,7 @@ def download(
             f"the download of {url} was cut short: {done} of {total} bytes; try again to fetch the rest"
         )  # fmt: skip
     if sha256 is not None:
-        actual = sha256_of(part)
+        actual = file_sha256(part)
         if actual.lower() != sha256.lower():
             part.unlink()
             raise DownloadError(f"{url} is not the expected file: SHA-256 {actual}, expected {sha256.lower()}")

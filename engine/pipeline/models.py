@@ -15,6 +15,11 @@ from engine.tts.voice import TwoStageVoice
 log = logging.getLogger(__name__)
 
 
+def _source_language(config: ShadowConfig) -> str | None:
+    """The language to translate from, None to detect it (``translate_from`` "auto")."""
+    return None if config.translate_from == AUTO_LANGUAGE else config.translate_from
+
+
 def load_backend(config: ShadowConfig) -> AsrBackend:
     if config.backend == "whisper":
         from engine.asr.whisper_backend import WhisperBackend
@@ -26,8 +31,7 @@ def load_backend(config: ShadowConfig) -> AsrBackend:
             model = str(whisper_base_model.model_dir())
         if config.translate_from is None:
             return WhisperBackend(model, threads=config.asr_threads)
-        language = None if config.translate_from == AUTO_LANGUAGE else config.translate_from
-        return WhisperBackend(model, threads=config.asr_threads, language=language, task="translate")
+        return WhisperBackend(model, threads=config.asr_threads, language=_source_language(config), task="translate")
     if config.backend == "vosk":
         from engine.asr.vosk_backend import VoskBackend
 
@@ -56,8 +60,7 @@ class Models:
         with self._lock:
             self.vad.reset()
             if config.translate_from is not None and hasattr(self.backend, "set_language"):
-                language = None if config.translate_from == AUTO_LANGUAGE else config.translate_from
-                self.backend.set_language(language)  # resets it too
+                self.backend.set_language(_source_language(config))  # resets it too
             elif hasattr(self.backend, "reset"):
                 self.backend.reset()
             return StreamingRecognizer(self.backend, make_commit_policy(config.commit), self.vad)

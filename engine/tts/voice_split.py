@@ -11,7 +11,6 @@ file's hash, and rebuilt when missing or corrupt.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -23,6 +22,7 @@ import onnx
 from onnx import TensorProto, helper
 
 from engine import paths
+from engine.hashing import file_sha256
 
 log = logging.getLogger(__name__)
 
@@ -53,14 +53,6 @@ class SplitVoice:
     full: Path  # the whole voice, noise as inputs (reference for bit-exactness)
     stage1: Path
     stage2: Path
-
-
-def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _noise_as_input(model: onnx.ModelProto, tensor: str, new_name: str, channels: int | str) -> None:
