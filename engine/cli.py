@@ -7,6 +7,7 @@ import json
 import logging
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from engine import __version__
@@ -274,6 +275,7 @@ def _shadow_live(args: argparse.Namespace, config) -> dict:  # noqa: ANN001
     return report
 
 
+TINY_EN = "tiny.en"  # bench shadow --model: the bundled recognizer
 EVAL_TTS = ("full", "naive", "lookahead-0", "lookahead-1", "lookahead-2")
 EVAL_COMMITS = ("la2", "hold2", "waitk", "offline")
 
@@ -309,9 +311,15 @@ def _run_eval(args: argparse.Namespace) -> int:
         return _fail(str(exc), EXIT_USAGE)
     except (AsrError, AudioFileError, RuntimeError, OSError) as exc:
         return _fail(str(exc))
+    from engine.asr.bench import load_manifest
+    from engine.eval.interpret import is_translation_manifest, run_interpret_eval
     from engine.eval.runner import run_eval
 
     try:
+        if is_translation_manifest(load_manifest(manifest)):
+            report = run_interpret_eval(manifest, out, tts, commits, progress=progress, base=base)
+            _print_interpret_eval(report, out)
+            return EXIT_OK
         report = run_eval(manifest, out, tts, commits, progress=progress, base=base)
     except (AsrError, AudioFileError, RuntimeError, OSError, ValueError) as exc:
         return _fail(str(exc))
@@ -322,6 +330,19 @@ def _run_eval(args: argparse.Namespace) -> int:
               f"{r[metric_names.UNDERRUNS]}")  # fmt: skip
     print(f"reports and plots in {out}")
     return EXIT_OK
+
+
+def _print_interpret_eval(report: dict, out: Path) -> None:
+    for name, r in report["results"].items():
+        print(f"{name:<22} bleu {r[metric_names.BLEU]:.1f} (offline {r[metric_names.BLEU_OFFLINE]:.1f}); chrf "
+              f"{r[metric_names.CHRF]:.1f}; al_ca_s {_seconds(r[metric_names.AL_CA_S])}; end_offset_s "
+              f"{_seconds(r[metric_names.END_OFFSET_S])}; underruns {r[metric_names.UNDERRUNS]}; non-English words "
+              f"{r['non_english_words']}")  # fmt: skip
+    print(f"reports and plots in {out}")
+
+
+def _seconds(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f} s"
 
 
 def _slowdown_config(slowdown: float):  # noqa: ANN202 - ShadowConfig, imported lazily
@@ -374,8 +395,10 @@ def _device(text: str | None) -> str | int | None:
 
 def _run_bench(args: argparse.Namespace) -> int:
     progress = lambda text: log.info("bench %s: %s", args.stage, text)  # noqa: E731
-    if args.stage != "shadow" and args.cpu_slowdown != 1.0:
-        return _fail("--cpu-slowdown is for bench shadow", EXIT_USAGE)
+    if args.stage not in ("shadow", "interpret") and args.cpu_slowdown != 1.0:
+        return _fail("--cpu-slowdown is for bench shadow and bench interpret", EXIT_USAGE)
+    if args.stage != "shadow" and args.model:
+        return _fail("--model is for bench shadow", EXIT_USAGE)
     if args.stage == "interpret":
         from engine import paths
         from engine.pipeline import bench_interpret
@@ -386,7 +409,8 @@ def _run_bench(args: argparse.Namespace) -> int:
         if not manifest.is_file():
             return _fail(f"manifest not found: {manifest} (give one with --manifest)", EXIT_USAGE)
         try:
-            report = bench_interpret.run_bench(manifest, progress=progress)
+            config = replace(_slowdown_config(args.cpu_slowdown), translate_from="auto")
+            report = bench_interpret.run_bench(manifest, config=config, progress=progress)
         except ValueError as exc:
             return _fail(str(exc), EXIT_USAGE)
         except ImportError as exc:
@@ -406,10 +430,20 @@ def _run_bench(args: argparse.Namespace) -> int:
                 config = _slowdown_config(args.cpu_slowdown)
             except ValueError as exc:
                 return _fail(str(exc), EXIT_USAGE)
-            report = stage_bench.run_bench(manifest, config=config, progress=progress)
+            names = [name.strip() for name in (args.model or "").split(",") if name.strip()] or [None]
+            reports = {}
+            for name in names:
+                model = None if name in (None, TINY_EN) else name
+                reports[name or TINY_EN] = stage_bench.run_bench(manifest, config=replace(config, model=model),
+                                                                  progress=progress)  # fmt: skip
+            for name, one in reports.items():
+                if len(reports) > 1:
+                    print(f"recognizer {name}:")
+                print(stage_bench.format_table(one))
+            report = next(iter(reports.values())) if len(reports) == 1 else {"bench": "shadow", "models": reports}
         else:
             report = stage_bench.run_bench(manifest, progress=progress)
-        print(stage_bench.format_table(report))
+            print(stage_bench.format_table(report))
     else:
         from engine.tts.bench import format_table, run_bench
 
@@ -488,6 +522,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--json", action="store_true", help="end with one JSON line holding every figure")
     bench.add_argument("--threads", type=int, default=1, help="TTS inference threads (1)")
     bench.add_argument("--manifest", metavar="JSONL", help="recordings for asr and shadow (default ../shared/speech)")
+    bench.add_argument(
+        "--model", metavar="MODELS", help="shadow: the recognizer model, or several compared in one run (tiny.en,base)"
+    )
     _add_cpu_slowdown(bench)
     bench.set_defaults(func=_run_bench)
 

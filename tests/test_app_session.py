@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QImage
 
 from engine import paths
@@ -206,9 +207,19 @@ def test_the_mode_picker_interprets_a_spanish_recording(qtbot, window, speech_xx
     config = panel.config(None, None)
     assert config.translate_from == "es" and config.backend == "whisper" and config.model is None
     _use_file(window, speech_xx_dir / spanish["wav"])
+    seen: list[tuple[int, int, int]] = []  # the transcript's (tentative, committed, spoken) counts as it runs
+    tentative_text: list[str] = []
+    sampler = QTimer()
+    sampler.timeout.connect(lambda: (seen.append(window.transcript.counts),
+                                     tentative_text.extend(window.transcript.tentative_words)))  # fmt: skip
+    sampler.start(20)
     window.start_button.click()  # the models differ from the shadowing ones: the app loads them
     qtbot.waitUntil(lambda: window.state == "done", timeout=120_000)
+    sampler.stop()
     assert window.transcript.counts[2] >= 5  # English words spoken
+    # the English passed through all three states: tentative (grey), committed and waiting, spoken
+    assert max(c[0] for c in seen) > 0 and max(c[1] for c in seen) > 0, seen[-5:]
+    assert tentative_text and all(w.isascii() for w in tentative_text), tentative_text
     assert "Spanish" in window.meters.language.text()
     text = window.transcript.toPlainText().lower()
     assert {"each", "right", "limitations"} & set(text.replace(",", " ").replace(".", " ").split()), text

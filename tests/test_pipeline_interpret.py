@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import csv
 import json
+import subprocess
+import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+import soundfile
+from PySide6.QtGui import QImage
 
 from engine import cli
+from engine.eval.interpret import CSV_FIELDS
 from engine.metrics import names as m
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.shadow import shadow_file
+from tests import virtual_audio as va
 
 pytestmark = pytest.mark.slow
 
@@ -45,3 +53,74 @@ def test_the_cli_names_a_bad_language(speech_xx_dir: Path, capsys: pytest.Captur
     assert cli.main(["shadow", wav, "--translate-from", "spanish!"]) == 2
     assert "must be a code such as es" in capsys.readouterr().err
     assert cli.main(["shadow", wav, "--translate-from", "es", "--backend", "vosk"]) == 2
+
+
+@pytest.mark.parametrize("source", ["es", "auto"])
+def test_nothing_is_spoken_on_a_minute_of_silence_or_noise(source: str, tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    minute = 60 * 16000
+    for name, audio in {"silence": np.zeros(minute, np.float32),
+                        "noise": (0.01 * rng.standard_normal(minute)).astype(np.float32)}.items():  # fmt: skip
+        wav = tmp_path / f"{name}.wav"
+        soundfile.write(wav, audio, 16000)
+        report = shadow_file(wav, ShadowConfig(translate_from=source), speech_chain=False)
+        assert report["committed_text"] == "" and report["spoken_text"] == "", (name, report["committed_text"])
+        assert report["audio_s_heard"] == pytest.approx(60, abs=0.1)
+
+
+def test_eval_on_a_translation_manifest_scores_bleu_and_lagging(speech_xx_dir: Path, tmp_path: Path) -> None:
+    manifest = tmp_path / "manifest.jsonl"
+    entries = [json.loads(line) for line in (speech_xx_dir / "manifest.jsonl").read_text().splitlines() if line]
+    ids = ("s2st_es_2245", "cv_fr_17301936")
+    two = [{**e, "wav": str(speech_xx_dir / e["wav"])} for e in entries if e["id"] in ids]
+    manifest.write_text("".join(json.dumps(e) + "\n" for e in two))
+    out = tmp_path / "eval"
+    assert cli.main(["eval", str(manifest), "--out", str(out), "--tts-policies", "lookahead-1", "--commit",
+                     "la2"]) == 0  # fmt: skip
+    report = json.loads((out / "report.json").read_text())
+    assert report["eval"] == "interpret" and list(report["results"]) == ["lookahead-1+la2"]
+    figures = report["results"]["lookahead-1+la2"]
+    assert figures[m.BLEU] > 0 and figures[m.CHRF] > 20 and figures[m.BLEU_OFFLINE] > 0
+    assert figures[m.AL_CA_S] is not None and figures[m.END_OFFSET_S] is not None
+    assert sorted(figures["by_language"]) == ["es", "fr"]
+    with open(out / "report.csv", newline="") as stream:
+        rows = list(csv.DictReader(stream))
+    assert tuple(rows[0]) == CSV_FIELDS and sorted(r["lang"] for r in rows) == ["es", "fr"]
+    assert all(r["committed_text"] and r["offline_text"] for r in rows)
+    for name in report["plots"]:
+        assert QImage(str(out / name)).width() > 300, name
+    assert sorted(report["plots"]) == ["bleu_vs_lagging.png", "lag_over_time.png"]
+
+
+@pytest.mark.audio
+def test_live_interpreting_from_the_virtual_microphone(speech_xx_dir: Path, tmp_path: Path, virtual_audio) -> None:
+    """``shadow --live --translate-from es``: Spanish played into the virtual microphone comes out of the virtual
+    speaker in English."""
+    entry = _first(speech_xx_dir, "es")
+    report_path, heard = tmp_path / "report.json", tmp_path / "speaker.wav"
+    command = [sys.executable, "-m", "engine", "shadow", "--live", "--translate-from", "es", "--seconds", "16",
+               "--report", str(report_path)]  # fmt: skip
+    with virtual_audio.record_speaker(heard, rate=22050):
+        process = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+                                   env=virtual_audio.env())  # fmt: skip
+        try:
+            assert process.stderr is not None
+            lines = []
+            for line in process.stderr:  # models load first; play once the session listens
+                lines.append(line)
+                if line.startswith("listening"):
+                    break
+            else:
+                pytest.fail("".join(lines))
+            player = virtual_audio.play_into_mic(speech_xx_dir / entry["wav"])
+            assert player.wait(timeout=30) == 0
+            rest = process.stderr.read()
+            assert process.wait(timeout=120) == 0, "".join(lines) + rest
+        finally:
+            process.kill()
+    report = json.loads(report_path.read_text())
+    words = {w.strip(",.").lower() for w in report["committed_text"].split()}
+    assert len(words) >= 5 and {"each", "right", "limitations"} & words, report["committed_text"]
+    assert report["spoken_text"] and report["config"]["translate_from"] == "es"
+    recorded, _ = va.read_mono(heard)
+    assert np.abs(recorded).max() > 0.05  # the English voice reached the speaker

@@ -107,3 +107,12 @@ def test_config_rejects_bad_values() -> None:
     with pytest.raises(ValueError, match="phrase chunk"):
         ShadowConfig(phrase_chunk=-1)
     assert ShadowConfig.from_dict({"k": 2, "unknown": 1}).k == 2
+    with pytest.raises(ValueError, match="recognizer steps must be positive"):
+        ShadowConfig(interpret_step_s=0)
+
+
+def test_interpreting_steps_the_recognizer_less_often() -> None:
+    """Translation hypotheses need more new audio between them than transcripts before local agreement trusts them."""
+    assert ShadowConfig().step_s == ShadowConfig().min_step_s == 0.3
+    assert ShadowConfig(translate_from="es").step_s == 1.0
+    assert ShadowConfig(translate_from="auto", min_step_s=1.5).step_s == 1.5

@@ -48,6 +48,10 @@ class TranscriptView(QTextBrowser):
         self._dirty = True
 
     @property
+    def tentative_words(self) -> list[str]:
+        return list(self._tentative)
+
+    @property
     def counts(self) -> tuple[int, int, int]:
         """(tentative, committed not yet spoken, spoken) words in view."""
         spoken = sum(1 for _, s in self._words.values() if s)

@@ -6,6 +6,7 @@
 - ``gen_vs_audio_by_chunk.png``: generation time and audio time by chunk position (Ma et al., Fig. 8).
 - ``wer_vs_latency.png``: WER against commit latency for the commit policies (Liu et al. 2020, Fig. 3).
 - ``lag_over_time.png``: ear-voice lag per word over the longest recording, with its drift.
+- ``bleu_vs_lagging.png`` (a translation manifest): BLEU against computation-aware Average Lagging per configuration.
 """
 
 from __future__ import annotations
@@ -147,6 +148,22 @@ def wer_vs_latency(out: Path, results: dict) -> str:
         "Accuracy vs latency of the commit policies",
         legend=False,
     )
+
+
+def bleu_vs_lagging(out: Path, results: dict) -> str:
+    """Interpreting: translation quality against computation-aware Average Lagging, one point per configuration."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for i, (name, r) in enumerate(results.items()):
+        if r[m.AL_CA_S] is None:
+            continue
+        ax.plot(r[m.AL_CA_S], r[m.BLEU], "o")
+        ax.annotate(name, (r[m.AL_CA_S], r[m.BLEU]), textcoords="offset points",
+                    xytext=(4, 4 if i % 2 == 0 else -11), fontsize=7)  # fmt: skip
+    offline = next((r[m.BLEU_OFFLINE] for r in results.values() if r[m.BLEU_OFFLINE] is not None), None)
+    if offline is not None:
+        ax.axhline(offline, color="grey", linestyle="--", label="whole recording (bleu_offline)")
+    return _finish(fig, ax, out / "bleu_vs_lagging.png", "al_ca_s, median (s)", "BLEU of committed English",
+                   "Quality vs lagging of the interpreting configurations", legend=offline is not None)  # fmt: skip
 
 
 def lag_over_time(out: Path, words: list[tuple[float, float]], title: str, name: str = "lag_over_time.png") -> str:

@@ -34,26 +34,66 @@ def _median(values: list) -> float | None:
     return statistics.median(values) if values else None
 
 
+def interpret_results(entries: list[dict], reports: list[dict], offline: list[str]) -> dict:
+    """One configuration's figures over a translation manifest: corpus BLEU and chrF of the committed English (and of
+    the offline translations), medians of the delays over recordings, sums of the counts, BLEU by language."""
+    references = [e["translation"] for e in entries]
+    committed = [r["committed_text"] for r in reports]
+
+    def by_language(texts: list[str]) -> dict[str, float]:
+        return {
+            lang: bleu(*zip(*[(e["translation"], t) for e, t in zip(entries, texts, strict=True) if e["lang"] == lang],
+                            strict=True))
+            for lang in sorted({e["lang"] for e in entries})
+        }  # fmt: skip
+
+    mine, reference = by_language(committed), by_language(offline)
+    return {
+        m.BLEU: bleu(references, committed),
+        m.CHRF: chrf(references, committed),
+        m.BLEU_OFFLINE: bleu(references, offline),
+        **{name: _median([r.get(name) for r in reports]) for name in MEDIANS},
+        m.UNDERRUNS: sum(r[m.UNDERRUNS] for r in reports),
+        m.FIRST_AUDIO_S: _median([r[m.FIRST_AUDIO_S]["median"] for r in reports if r[m.FIRST_AUDIO_S]["n"]]),
+        m.EAR_VOICE_LAG_S: _median([r[m.EAR_VOICE_LAG_S]["median"] for r in reports if r[m.EAR_VOICE_LAG_S]["n"]]),
+        "non_english_words": sum(r.get("non_english_words", 0) for r in reports),
+        "by_language": {lang: {m.BLEU: mine[lang], m.BLEU_OFFLINE: reference[lang]} for lang in mine},
+    }
+
+
+def offline_translations(
+    backend,  # noqa: ANN001 - a WhisperBackend that translates
+    entries: list[dict],
+    progress: Callable[[str], None] | None = None,
+) -> list[str]:
+    """Each whole recording translated by ``backend`` in its manifest language (cut as for ``wer_offline``)."""
+    texts = []
+    for number, entry in enumerate(entries, 1):
+        if progress:
+            progress(f"offline {number}/{len(entries)} {entry['id']}")
+        backend.set_language(entry["lang"])
+        texts.append(" ".join(w.text for w in transcribe_long(backend, load_audio(entry["path"]))))
+    return texts
+
+
+def translation_entries(manifest: Path) -> list[dict]:
+    """The recordings of ``manifest`` that name their language and carry a reference translation."""
+    entries = [e for e in load_manifest(manifest) if e.get("translation") and e.get("lang")]
+    if not entries:
+        raise ValueError(f"{manifest} lists no recordings with a language and a reference translation")
+    return entries
+
+
 def run_bench(
     manifest: Path,
     policies: tuple[str, ...] = POLICIES,
     config: ShadowConfig | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict:
-    entries = load_manifest(manifest)
-    entries = [e for e in entries if e.get("translation") and e.get("lang")]
-    if not entries:
-        raise ValueError(f"{manifest} lists no recordings with a language and a reference translation")
+    entries = translation_entries(manifest)
     base = config or ShadowConfig(translate_from=entries[0]["lang"])
     models = Models.load(base)
-    backend = models.backend
-    references = [e["translation"] for e in entries]
-    offline = []
-    for number, entry in enumerate(entries, 1):
-        if progress:
-            progress(f"offline {number}/{len(entries)} {entry['id']}")
-        backend.set_language(entry["lang"])  # type: ignore[attr-defined]
-        offline.append(" ".join(w.text for w in transcribe_long(backend, load_audio(entry["path"]))))
+    offline = offline_translations(models.backend, entries, progress)
     results: dict[str, dict] = {}
     per_recording: dict[str, dict] = {}
     for policy in policies:
@@ -63,27 +103,7 @@ def run_bench(
                 progress(f"{policy} {number}/{len(entries)} {entry['id']}")
             config = replace(base, commit=policy, translate_from=entry["lang"])
             reports.append(shadow_file(entry["path"], config, models, entry=entry, speech_chain=False))
-        committed = [r["committed_text"] for r in reports]
-        results[policy] = {
-            m.BLEU: bleu(references, committed),
-            m.CHRF: chrf(references, committed),
-            m.BLEU_OFFLINE: bleu(references, offline),
-            **{name: _median([r.get(name) for r in reports]) for name in MEDIANS},
-            m.UNDERRUNS: sum(r[m.UNDERRUNS] for r in reports),
-            m.FIRST_AUDIO_S: _median([r[m.FIRST_AUDIO_S]["median"] for r in reports if r[m.FIRST_AUDIO_S]["n"]]),
-            m.EAR_VOICE_LAG_S: _median([r[m.EAR_VOICE_LAG_S]["median"] for r in reports if r[m.EAR_VOICE_LAG_S]["n"]]),
-            "non_english_words": sum(r.get("non_english_words", 0) for r in reports),
-            "by_language": {
-                lang: {
-                    m.BLEU: bleu(*zip(*[(e["translation"], r["committed_text"]) for e, r in zip(entries, reports,
-                                                                                            strict=True)
-                                        if e["lang"] == lang], strict=True)),
-                    m.BLEU_OFFLINE: bleu(*zip(*[(e["translation"], o) for e, o in zip(entries, offline, strict=True)
-                                                if e["lang"] == lang], strict=True)),
-                }
-                for lang in sorted({e["lang"] for e in entries})
-            },
-        }  # fmt: skip
+        results[policy] = interpret_results(entries, reports, offline)
         for entry, report, text in zip(entries, reports, offline, strict=True):
             per_recording.setdefault(
                 entry["id"], {"lang": entry["lang"], "reference": entry["translation"], "offline": text}
@@ -95,7 +115,7 @@ def run_bench(
         "bench": "interpret",
         "machine": machine_info(),
         "config": {"manifest": str(manifest), "recordings": len(entries), "model": "whisper base (translate)",
-                   "policies": list(policies)},
+                   "policies": list(policies), "step_s": base.step_s, "cpu_slowdown": base.cpu_slowdown},
         "results": results,
         "per_recording": per_recording,
     }  # fmt: skip
@@ -124,6 +144,8 @@ def format_table(report: dict) -> str:
         f"{lang} {_fmt(v[m.BLEU], digits=1)} / {_fmt(v[m.BLEU_OFFLINE], digits=1)}" for lang, v in languages.items()
     ))  # fmt: skip
     machine = report["machine"]
-    lines.append(f"{report['config']['recordings']} recordings; {machine.get('cpu_count')} cores, "
-                 f"{machine.get('cpu_model', '')}")  # fmt: skip
+    slowdown = report["config"].get("cpu_slowdown", 1.0)
+    charged = f", compute charged x{slowdown:g}" if slowdown != 1.0 else ""
+    lines.append(f"{report['config']['recordings']} recordings; {machine.get('cores')} cores, "
+                 f"{machine.get('cpu_model', '')}{charged}")  # fmt: skip
     return "\n".join(lines)

@@ -30,6 +30,9 @@ class ShadowConfig:
     tts_threads: int = 1
     asr_threads: int = 1  # with 2 cores, a core each for recognition and synthesis
     min_step_s: float = 0.3  # shadowing favours latency: more recognizer steps than the ASR's own default
+    # interpreting: at least this much new audio between recognizer steps (docs/interpreting.md: two translation
+    # hypotheses 0.3 s apart agree on words the next second of speech changes)
+    interpret_step_s: float = 1.0
     echo_guard: str = "off"  # "gate": ignore the microphone while the voice plays
     input_device: str | int | None = None
     output_device: str | int | None = None
@@ -47,8 +50,8 @@ class ShadowConfig:
             raise ValueError(f"voice rate must be between 0.5 and 2, not {self.voice_rate}")
         if self.hurry_below_s < 0:
             raise ValueError(f"hurry_below_s must be >= 0, not {self.hurry_below_s}")
-        if self.min_step_s <= 0:
-            raise ValueError(f"min_step_s must be positive, not {self.min_step_s}")
+        if self.min_step_s <= 0 or self.interpret_step_s <= 0:
+            raise ValueError(f"recognizer steps must be positive, not {self.min_step_s} / {self.interpret_step_s}")
         if not 1.0 <= self.catch_up <= 2.0:
             raise ValueError(f"catch-up rate must be between 1 and 2, not {self.catch_up}")
         source = self.translate_from
@@ -58,6 +61,11 @@ class ShadowConfig:
             raise ValueError("interpreting needs the whisper recognizer (it translates as it recognizes)")
         if not 0.1 <= self.cpu_slowdown <= 20:
             raise ValueError(f"the CPU slowdown must be between 0.1 and 20, not {self.cpu_slowdown}")
+
+    @property
+    def step_s(self) -> float:
+        """The least time between two recognizer steps in this mode."""
+        return self.min_step_s if self.translate_from is None else max(self.min_step_s, self.interpret_step_s)
 
     @classmethod
     def from_dict(cls, data: dict) -> ShadowConfig:

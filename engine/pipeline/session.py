@@ -186,7 +186,7 @@ class ShadowSession:
         self._echo: EchoGate | None = None
         self._worker: SynthesisWorker | None = None
         self.trimmer = MemoryTrimmer()  # called from the recognizer's thread, between its steps
-        self.pace = MachinePace(config.min_step_s, config.hurry_below_s, adapt=config.adapt)
+        self.pace = MachinePace(config.step_s, config.hurry_below_s, adapt=config.adapt)
         self._asr: StreamingRecognizer | None = None
         self._synthesizer: IncrementalSynthesizer | None = None
         # interpreting: committed words that are not English are not spoken (``english_guard``)
@@ -213,7 +213,7 @@ class ShadowSession:
         self._begin(tts_clock, play, output_device)
 
         def source(on_step: Callable[[StepResult], None]) -> StreamRun:
-            return run_stream(audio, self._recognizer(), asr_clock, self.config.min_step_s, on_step,
+            return run_stream(audio, self._recognizer(), asr_clock, self.config.step_s, on_step,
                               should_stop=self._stop.is_set, on_audio=self._heard_file,
                               keep_words=False)  # fmt: skip
 
@@ -248,7 +248,7 @@ class ShadowSession:
             capture.start()
             try:
                 return run_capture(
-                    tap, self._recognizer(), clock, self._stop.is_set, self.config.min_step_s, on_step, keep_words=False
+                    tap, self._recognizer(), clock, self._stop.is_set, self.config.step_s, on_step, keep_words=False
                 )
             finally:
                 capture.stop()
