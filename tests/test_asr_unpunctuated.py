@@ -8,8 +8,8 @@ import pytest
 from engine.asr.backend import SAMPLE_RATE
 from engine.asr.commit import make_commit_policy
 from engine.asr.speech_filter import SpeechFrames, drop_unspoken
-from engine.asr.streaming import PAUSE_S, StreamConfig, StreamingRecognizer
-from engine.asr.vad import FRAME_S
+from engine.asr.streaming import FINISH_TAIL_S, PAUSE_S, StreamConfig, StreamingRecognizer
+from engine.asr.vad import FRAME, FRAME_S
 from engine.asr.words import Word
 
 WORD_S = 0.3  # each scripted word lasts this long
@@ -193,3 +193,48 @@ def test_a_cut_at_a_sentence_end_is_not_chosen_again_while_the_buffer_grows() ->
         sizes.append(recognizer.buffer_s)
     assert max(sizes[int(15.0 / 0.3) :]) <= 6.0 + 1.0  # after the sentence end (w30, ~9 s) too
     assert recognizer.dropped_audio_s == 0.0
+
+
+class SpeechThenQuietVad:
+    """A detector that hears speech for the first ``speech_s`` seconds and nothing after."""
+
+    def __init__(self, speech_s: float) -> None:
+        self.speech_frames = int(speech_s / FRAME_S)
+        self.frames = 0
+        self.pending = 0
+
+    def probabilities(self, samples: np.ndarray) -> np.ndarray:
+        self.pending += samples.size
+        n, self.pending = divmod(self.pending, FRAME)
+        frames = np.arange(self.frames, self.frames + n)
+        self.frames += n
+        return np.where(frames < self.speech_frames, 0.9, 0.0).astype(np.float32)
+
+
+class BufferLengths:
+    """Words over the first two seconds; records how much audio each decode was given."""
+
+    name = "lengths"
+
+    def __init__(self) -> None:
+        self.lengths: list[float] = []
+
+    def transcribe(self, audio: np.ndarray, prompt: str | None = None) -> list[Word]:
+        self.lengths.append(audio.size / SAMPLE_RATE)
+        return [Word(f"w{i}", i * WORD_S, i * WORD_S + WORD_END_S) for i in range(6)
+                if i * WORD_S < audio.size / SAMPLE_RATE]
+
+
+def test_the_last_decode_leaves_out_the_quiet_after_the_speech() -> None:
+    """Whisper writes words over a trailing silence; the decode at the end hears the speech and a short tail only."""
+    backend = BufferLengths()
+    recognizer = StreamingRecognizer(backend, make_commit_policy("la2"), vad=SpeechThenQuietVad(2.0))  # type: ignore[arg-type]
+    for n in range(20):  # 6 s: 2 s of speech, then 4 s of quiet
+        recognizer.insert_audio(np.zeros(int(0.3 * SAMPLE_RATE), np.float32))
+        recognizer.step((n + 1) * 0.3)
+    start, heard = recognizer._offset_s, recognizer.buffer_s
+    assert backend.lengths[-1] == pytest.approx(heard)  # a step decodes all it heard, quiet included
+    recognizer.finish(6.0)
+    hangover = 0.3  # the gate's (GateConfig.hangover_s): speech "ends" that long after the last speech frame
+    assert backend.lengths[-1] == pytest.approx(2.0 + hangover + FINISH_TAIL_S - start, abs=2 * FRAME_S)
+    assert backend.lengths[-1] < heard - 3.0 and recognizer.buffer_s == 0.0

@@ -42,6 +42,9 @@ OFFLINE_MARGIN_S = 2.0
 PAUSE_S = 0.3  # a silence this long between two words is a pause (a phrase boundary for the voice)
 TRIM_MARGIN_S = 0.05  # a cut after a committed word leaves this much of the silence after it in the buffer
 MIN_CUT_S = 0.5  # a trim that would cut less than this looks for a later place
+# At the end of the input the last decode hears the speech and this much after it, not a long trailing silence:
+# Whisper fills silence with words nobody said ("Thank you.", a stray "So."), and translating it does so more.
+FINISH_TAIL_S = 0.3
 # Committed words kept: a prompt needs their last 200 characters, the trim those still in the (at most 25 s)
 # buffer. Keeping every word of a session would grow without bound (a ``StreamRun`` keeps them all if asked).
 KEEP_COMMITTED_WORDS = 400
@@ -236,6 +239,7 @@ class StreamingRecognizer:
             self.backend.flush()  # type: ignore[attr-defined]
         if self._has_speech() and self._buffer.size:
             result.recognized = True
+            self._drop_trailing_quiet()
             hypothesis, result.unspoken = self._hypothesize()
             self.unspoken_words += result.unspoken
             tail = self._new_words(hypothesis)
@@ -246,6 +250,17 @@ class StreamingRecognizer:
         self._tail = []
         self._cut(self._buffer.size)
         return result
+
+    def _drop_trailing_quiet(self) -> None:
+        """Before the last decode: end the buffer ``FINISH_TAIL_S`` after the last speech the detector heard."""
+        if self.vad is None or self._incremental or not self._speech.any():
+            return
+        speech_end = self._speech_start + (int(np.flatnonzero(self._speech)[-1]) + 1) * FRAME
+        end = speech_end + int(FINISH_TAIL_S * SAMPLE_RATE) - self._start
+        if 0 < end < self._buffer.size:
+            log.debug("last decode ends %.2f s after the speech (%.2f s of quiet left out)", FINISH_TAIL_S,
+                      (self._buffer.size - end) / SAMPLE_RATE)  # fmt: skip
+            self._buffer = self._buffer[:end]
 
     def _commit(self, words: list[Word], now_s: float, following: Sequence[Word] = ()) -> list[CommittedWord]:
         """``following``: the tentative words after them (the pause after the last committed word is read from
