@@ -221,8 +221,11 @@ class BufferLengths:
 
     def transcribe(self, audio: np.ndarray, prompt: str | None = None) -> list[Word]:
         self.lengths.append(audio.size / SAMPLE_RATE)
-        return [Word(f"w{i}", i * WORD_S, i * WORD_S + WORD_END_S) for i in range(6)
-                if i * WORD_S < audio.size / SAMPLE_RATE]
+        return [
+            Word(f"w{i}", i * WORD_S, i * WORD_S + WORD_END_S)
+            for i in range(6)
+            if i * WORD_S < audio.size / SAMPLE_RATE
+        ]
 
 
 def test_the_last_decode_leaves_out_the_quiet_after_the_speech() -> None:
