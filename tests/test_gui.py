@@ -116,8 +116,13 @@ def test_the_models_page_downloads_uses_and_removes_a_voice(
     window = MainWindow()
     qtbot.addWidget(window)
     dialog = window.show_models()
-    assert dialog.table.rowCount() == 2  # the bundled voice and recognizer
-    assert [dialog.table.item(r, 0).text() for r in range(2)] == ["●", "●"]  # both in use
+    assert dialog.table.rowCount() == 3  # the bundled voice and recognizers (tiny.en, base)
+    assert [dialog.table.item(r, 0).text() for r in range(3)] == ["●", "●", ""]  # the voice and tiny.en in use
+    dialog.table.selectRow(2)
+    assert "base" in dialog.selected().name
+    dialog.use_button.click()  # Whisper base for English shadowing
+    assert window.settings_panel.model.text() == "base" and window.settings_panel.config(None, None).model == "base"
+    assert [dialog.table.item(r, 0).text() for r in range(3)] == ["●", "", "●"]
     progress = []
     dialog._relay.progress.connect(lambda p: progress.append(dialog.progress_label.text()))
     with serving() as server:
@@ -127,18 +132,18 @@ def test_the_models_page_downloads_uses_and_removes_a_voice(
             dialog.add_url(f"{server.url}/en_US-test-medium.onnx")
             assert dialog.busy() and not dialog.add_url_button.isEnabled()
     assert progress and " of " in progress[-1] and "MB/s" in progress[-1]
-    assert dialog.table.rowCount() == 3 and "Added the voice en_US-test-medium" in dialog.message.text()
+    assert dialog.table.rowCount() == 4 and "Added the voice en_US-test-medium" in dialog.message.text()
     added = dialog.selected()
     assert added is not None and added.name == "en_US-test-medium"
     dialog.use_button.click()
     assert window.settings_panel.voice.text() == str(added.path)
     assert window.settings_panel.config(None, None).voice == str(added.path)
-    assert dialog.table.item(2, 0).text() == "●" and dialog.table.item(0, 0).text() == ""
+    assert dialog.table.item(3, 0).text() == "●" and dialog.table.item(0, 0).text() == ""
     assert dialog.grab().save(str(artifacts_dir / "models_page.png"), "PNG")
     dialog.remove_button.click()
     assert "bundled voice is used now" in dialog.message.text()
     assert window.settings_panel.voice.text() == "" and not added.path.exists()
-    assert dialog.table.rowCount() == 2
+    assert dialog.table.rowCount() == 3
 
 
 def test_the_models_page_cancels_a_download_and_says_it_can_resume(qtbot, tmp_path: Path, monkeypatch) -> None:
@@ -157,5 +162,5 @@ def test_the_models_page_cancels_a_download_and_says_it_can_resume(qtbot, tmp_pa
         with qtbot.waitSignal(dialog._relay.failed, timeout=60_000):
             dialog.add_url(f"{server.url}/big.zip")
     assert dialog.message.text().startswith("Cancelled") and "resumes" in dialog.message.text()
-    assert not dialog.busy() and dialog.add_url_button.isEnabled() and dialog.table.rowCount() == 2
+    assert not dialog.busy() and dialog.add_url_button.isEnabled() and dialog.table.rowCount() == 3
     assert (tmp_path / "data" / "models" / ".downloads" / "big.zip.part").exists()

@@ -166,3 +166,18 @@ def test_an_address_may_carry_its_checksum() -> None:
     assert split_address(f"  https://host/v.onnx {digest} ") == ("https://host/v.onnx", digest.lower())
     assert split_address("https://host/v.onnx") == ("https://host/v.onnx", None)
     assert split_address("https://host/v.onnx notachecksum") == ("https://host/v.onnx notachecksum", None)
+
+
+@pytest.mark.slow
+def test_whisper_base_is_listed_for_english_shadowing_beside_tiny_en(tmp_path: Path) -> None:
+    """The interpreting model is offered for shadowing too; using it puts "base" in the settings, which loads it."""
+    from engine.pipeline.config import BASE_MODEL, ShadowConfig
+    from engine.pipeline.models import load_backend
+
+    recognizers = [m for m in ModelStore(tmp_path / "models").installed() if m.kind == RECOGNIZER]
+    assert [m.bundled for m in recognizers] == [True, True]
+    tiny, base = recognizers
+    assert tiny.setting is None and "tiny.en" in tiny.name
+    assert base.setting == BASE_MODEL and "base" in base.name and base.size_bytes > 100e6
+    backend = load_backend(ShadowConfig(model=base.setting))
+    assert backend.multilingual and backend.task == "transcribe" and backend.language == "en"

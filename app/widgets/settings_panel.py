@@ -65,7 +65,7 @@ class SettingsPanel(QWidget):
         self.backend = QComboBox()
         self.backend.addItems(["whisper", "vosk"])
         self.model = QLineEdit()
-        self.model.setPlaceholderText("whisper: bundled tiny.en · vosk: a model folder")
+        self.model.setPlaceholderText("whisper: bundled tiny.en, or base · vosk: a model folder")
         self.model_browse = QPushButton("Browse…")
         self.model_browse.clicked.connect(self._browse_model)
         self.commit = QComboBox()

@@ -45,10 +45,13 @@ class ModelInfo:
     licence: str
     bundled: bool
     source: str = ""  # where an added model came from (a path or an address)
+    use_as: str | None = None  # a bundled model that is not the default: what the settings name it by ("base")
 
     @property
     def setting(self) -> str | None:
         """What the session settings hold to use this model (None: the bundled default)."""
+        if self.use_as is not None:
+            return self.use_as
         return None if self.bundled else str(self.path)
 
 
@@ -83,6 +86,16 @@ def bundled_models() -> list[ModelInfo]:
         found.append(ModelInfo(RECOGNIZER, "Whisper tiny.en (bundled)", "whisper", folder, _size(folder), "MIT", True))
     except Exception as exc:  # noqa: BLE001
         log.warning("the bundled recognizer is missing: %s", exc)
+    try:
+        from engine.asr import whisper_base_model
+        from engine.pipeline.config import BASE_MODEL
+
+        parts = whisper_base_model.part_files()  # joined into the user cache when first used, not here
+        found.append(ModelInfo(RECOGNIZER, "Whisper base (bundled; more accurate, slower; interprets)", "whisper",
+                               parts[0].parent, sum(_size(p.parent) for p in parts), "MIT", True,
+                               use_as=BASE_MODEL))  # fmt: skip
+    except Exception as exc:  # noqa: BLE001 - the packaged app leaves it out (packaging/README.md)
+        log.info("Whisper base is not installed: %s", exc)
     return found
 
 

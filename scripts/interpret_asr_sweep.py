@@ -1,0 +1,124 @@
+"""Recognizer-only sweep for interpreting (docs/interpreting.md): every recording of ../shared/speech-xx translated by
+Whisper base through the streaming recognizer on the simulated clock, no voice, once per configuration.
+
+    .venv/bin/python scripts/interpret_asr_sweep.py la2 la2_step1.0 la2_step1.0_hold5 la2_gap1.0 la3 la2_notail
+
+A configuration is a commit policy (``la2``, ``la3``, ...) with optional parts joined by ``_``: ``stepS`` (least
+time between steps, default 0.3 s), ``holdS`` (the hold bound, default 3 s), ``gapS`` (local agreement against the
+newest hypothesis at least S seconds older instead of the previous one), ``notail`` (the last decode keeps the
+trailing quiet). Prints corpus BLEU and chrF, the median real-time factor and commit latency, BLEU by language.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from collections import deque
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import engine.asr.streaming as streaming  # noqa: E402
+from engine.asr.bench import load_manifest  # noqa: E402
+from engine.asr.commit import common_prefix_length, make_commit_policy  # noqa: E402
+from engine.asr.run import run_stream  # noqa: E402
+from engine.asr.streaming import StreamConfig, StreamingRecognizer  # noqa: E402
+from engine.asr.vad import SileroVad  # noqa: E402
+from engine.asr.words import Word  # noqa: E402
+from engine.audio.io import load_audio  # noqa: E402
+from engine.clock import SimulatedClock  # noqa: E402
+from engine.metrics.translation import bleu, chrf  # noqa: E402
+from engine.paths import shared_speech_dir  # noqa: E402
+from engine.pipeline.config import ShadowConfig  # noqa: E402
+from engine.pipeline.models import load_backend  # noqa: E402
+
+
+class GapAgreement:
+    """Commit the common prefix of this tail and the newest earlier tail heard at least ``gap_s`` before."""
+
+    streaming = True
+    name = "lagap"
+
+    def __init__(self, gap_s: float) -> None:
+        self.gap_s = gap_s
+        self.heard_s: Callable[[], float] = lambda: 0.0  # the recognizer's audio heard, set once it exists
+        self.history: deque[tuple[float, list[Word]]] = deque(maxlen=20)
+        self.last: list[Word] = []
+
+    def _forget(self, words: Sequence[Word]) -> None:
+        keys = [w.key for w in words]
+        self.history = deque(((t, tail[len(keys) :]) for t, tail in self.history
+                              if [w.key for w in tail[: len(keys)]] == keys), maxlen=20)  # fmt: skip
+
+    def update(self, tail: Sequence[Word]) -> int:
+        now, current = self.heard_s(), list(tail)
+        older = next((t for at, t in reversed(self.history) if at <= now - self.gap_s), None)
+        count = common_prefix_length(older, current) if older is not None else 0
+        self._forget(current[:count])
+        self.history.append((now, current[count:]))
+        self.last = current[count:]
+        return count
+
+    def finish(self, tail: Sequence[Word]) -> int:
+        self.reset()
+        return len(tail)
+
+    def reset(self) -> None:
+        self.history.clear()
+
+    def advance(self, count: int) -> None:
+        self._forget(self.last[:count])
+        self.last = self.last[count:]
+
+
+def run(configs: list[str]) -> None:
+    entries = load_manifest(shared_speech_dir().parent / "speech-xx" / "manifest.jsonl")
+    backend = load_backend(ShadowConfig(translate_from="auto"))
+    vad = SileroVad()
+    audio = {e["id"]: load_audio(e["path"]) for e in entries}
+    references = [e["translation"] for e in entries]
+    finish_tail_s = streaming.FINISH_TAIL_S
+    for name in configs:
+        policy, step_s, hold_s, gap_s = name.split("_")[0], 0.3, 3.0, None
+        streaming.FINISH_TAIL_S = finish_tail_s
+        for part in name.split("_")[1:]:
+            if part.startswith("step"):
+                step_s = float(part[4:])
+            elif part.startswith("hold"):
+                hold_s = float(part[4:])
+            elif part.startswith("gap"):
+                gap_s = float(part[3:])
+            elif part == "notail":
+                streaming.FINISH_TAIL_S = float("inf")
+        texts, rtfs, latencies = [], [], []
+        for entry in entries:
+            backend.set_language(entry["lang"])
+            vad.reset()
+            commit = GapAgreement(gap_s) if gap_s else make_commit_policy(policy)
+            recognizer = StreamingRecognizer(backend, commit, vad, StreamConfig(max_hold_s=hold_s))
+            if isinstance(commit, GapAgreement):
+                commit.heard_s = lambda r=recognizer: r.audio_in_s
+            result = run_stream(audio[entry["id"]], recognizer, SimulatedClock(), step_s)
+            texts.append(" ".join(w.text for w in result.committed))
+            rtfs.append(result.compute_s / result.audio_s)
+            latencies += [w.commit_s - w.end_s for w in result.committed]
+        by_language = {}
+        for lang in sorted({e["lang"] for e in entries}):
+            pairs = [(r, t) for e, r, t in zip(entries, references, texts, strict=True) if e["lang"] == lang]
+            by_language[lang] = round(bleu([r for r, _ in pairs], [t for _, t in pairs]), 1)
+        figures = {
+            "bleu": round(bleu(references, texts), 2),
+            "chrf": round(chrf(references, texts), 2),
+            "rtf_asr": round(statistics.median(rtfs), 2),
+            "commit_latency_s": round(statistics.median(latencies), 2),
+            "bleu_by_language": by_language,
+        }
+        sys.stdout.write(f"{name} {json.dumps(figures)}\n")
+        sys.stdout.flush()
+    streaming.FINISH_TAIL_S = finish_tail_s
+
+
+if __name__ == "__main__":
+    run(sys.argv[1:] or ["la2"])
