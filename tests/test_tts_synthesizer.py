@@ -202,6 +202,24 @@ def test_a_hurry_that_is_not_urgent_makes_whole_chunks_only(voice: TwoStageVoice
     assert [w.text for p in [*pieces, *made] for w in p.words] == words[:12]
 
 
+def test_an_urgent_hurry_speaks_a_word_the_phonemizer_joined_to_a_hint_word(voice: TwoStageVoice) -> None:
+    """The word "of" before a tentative "the" is one unit ("of the"): about to run out, the voice speaks "of" alone
+    rather than wait for a word the recognizer has not committed (it waited up to ``MAX_WAIT_S``; the voice ran dry)."""
+    synthesizer = IncrementalSynthesizer(voice, make_policy("lookahead-1"))
+    assert ("of", "the") in [u.words for u in synthesizer.frontend.units("recording of the cell".split())]
+    pieces = synthesizer.feed("He also was involved in the recording".split(), hint=["of"])
+    pieces += synthesizer.hurry()
+    assert synthesizer.unspoken_words == 0
+    synthesizer.urgent = True
+    made = synthesizer.feed(["of"], hint=["the", "cell", "phones"], hurry=True)
+    assert [w.text for p in made for w in p.words] == ["of"] and synthesizer.unspoken_words == 0
+    assert synthesizer._sentence.hint == ["the", "cell", "phones"]  # still there for the next piece's context
+    synthesizer.urgent = False
+    rest = synthesizer.feed("the cell phones for many people.".split()) + synthesizer.flush()
+    spoken = [w.text for p in [*pieces, *made, *rest] for w in p.words]
+    assert spoken == "He also was involved in the recording of the cell phones for many people.".split()
+
+
 def test_a_piece_made_in_a_hurry_with_its_lookahead_holds_no_frames(voice: TwoStageVoice) -> None:
     """The lookahead was there (a hint) but the voice is about to run out: the vocoder's held frames go too, or
     the last word's end would wait for the next piece."""

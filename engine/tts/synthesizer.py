@@ -357,18 +357,34 @@ class IncrementalSynthesizer:
         # the first chunk of a sentence is never hurried: the silence before it is a pause, not a gap
         started = sentence.next_chunk > 0 or sentence_start
         if hurry and started and not sentence.complete and not self.policy.one_piece_per_sentence:
+            hint = sentence.hint
             chunks, final, _ = self._chunks(sentence, hurry=True)
-            while not self._cancelled and sentence.next_chunk < final:
-                # the last hurried piece gives all its audio: nothing may follow it for a while, and a word
-                # whose end waited for the next piece would be split by that wait
-                flush = sentence.next_chunk == final - 1
-                if not self._make_piece(sentence, chunks, pieces, hurried=True, flush=flush, deliver=not ahead):
-                    return pieces
+            if self.urgent and sentence.next_chunk >= final and self._merged_with_hint(sentence):
+                # the last fed words share a unit with a hint word ("of" + "the"): speak them on their own rather
+                # than let the voice run dry waiting for a word the recognizer has not committed
+                sentence.hint = []
+                chunks, final, _ = self._chunks(sentence, hurry=True)
+            try:
+                while not self._cancelled and sentence.next_chunk < final:
+                    # the last hurried piece gives all its audio: nothing may follow it for a while, and a word
+                    # whose end waited for the next piece would be split by that wait
+                    flush = sentence.next_chunk == final - 1
+                    if not self._make_piece(sentence, chunks, pieces, hurried=True, flush=flush, deliver=not ahead):
+                        return pieces
+            finally:
+                sentence.hint = hint
         if sentence.complete and sentence.next_chunk >= len(chunks) and sentence.emitted_frames < sentence.frames_total:
             # every chunk was made before the sentence turned out to end there (hint words that never came, or a
             # speculation): the frames held for the next chunk's seam are all that is left to speak
             self._tail_piece(sentence, chunks, pieces)
         return pieces
+
+    def _merged_with_hint(self, sentence: _Sentence) -> bool:
+        """An unspoken fed word is in one unit with a hint word (the phonemizer joined them)."""
+        n_words = len(sentence.words)
+        if sentence.spoken_words >= n_words:
+            return False
+        return any(u.first_word < n_words < u.first_word + len(u.words) for u in self._units(sentence))
 
     def _tail_piece(self, sentence: _Sentence, chunks: list[list[Unit]], pieces: list[AudioPiece]) -> None:
         start = sentence.emitted_frames
