@@ -8,17 +8,14 @@ the ear-voice lag over the longest recording.
 
 from __future__ import annotations
 
-import csv
-import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from engine.eval.runner import tts_config
+from engine.eval.runner import lag_trace, tts_config, write_report
 from engine.metrics import machine_info
 from engine.metrics import names as m
-from engine.metrics.jsonsafe import json_safe
 from engine.pipeline.bench_interpret import interpret_results, offline_translations, translation_entries
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.models import Models
@@ -80,32 +77,15 @@ def run_interpret_eval(
             reports.append(report)
             rows.append(_row(entry, tts, commit, report, text))
         results[name] = interpret_results(entries, reports, offline)
-        longest = max(range(len(entries)), key=lambda i: reports[i].get("audio_s_heard") or 0)
-        lags[name] = {
-            "id": entries[longest]["id"],
-            "words": [(w["source_end_s"], w[m.EAR_VOICE_LAG_S]) for w in reports[longest]["words"]],
-        }
+        lags[name] = lag_trace(entries, reports)
     report = {
         "eval": "interpret", "machine": machine_info(), "manifest": str(manifest),
         "config": {"tts_policies": list(tts_policies), "commits": list(commits), "defaults": asdict(base),
                    "model": "whisper base (translate)", "mode": "simulate"},
         "results": results, "recordings": rows,
     }  # fmt: skip
-    (out_dir / "report.json").write_text(json.dumps(json_safe(report), indent=1), encoding="utf-8")
-    with open(out_dir / "report.csv", "w", newline="", encoding="utf-8") as stream:
-        writer = csv.DictWriter(stream, fieldnames=CSV_FIELDS)
-        writer.writeheader()
-        writer.writerows(json_safe(rows))
-    try:
-        from engine.eval import plots
-    except ImportError as exc:  # the packaged app leaves matplotlib out: the figures are in the reports all the same
-        log.warning("plots not drawn (%s); the figures are in the report", exc)
-        report["plots"] = []
-    else:
-        name = "lookahead-1+la2" if "lookahead-1+la2" in lags else next(iter(lags))
-        report["plots"] = [
-            plots.bleu_vs_lagging(out_dir, results),
-            plots.lag_over_time(out_dir, lags[name]["words"], f"Ear-voice lag over {lags[name]['id']} ({name})"),
-        ]
-    (out_dir / "report.json").write_text(json.dumps(json_safe(report), indent=1), encoding="utf-8")
-    return report
+    shown = "lookahead-1+la2" if "lookahead-1+la2" in lags else next(iter(lags))
+    return write_report(out_dir, report, rows, CSV_FIELDS, lambda plots: [
+        plots.bleu_vs_lagging(out_dir, results),
+        plots.lag_over_time(out_dir, lags[shown]["words"], f"Ear-voice lag over {lags[shown]['id']} ({shown})"),
+    ])  # fmt: skip

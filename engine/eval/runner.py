@@ -14,6 +14,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
+from types import ModuleType
 
 from engine.asr.bench import load_manifest
 from engine.asr.offline import transcribe_long
@@ -128,21 +129,37 @@ def run_eval(
             rows.append(_row(entry, tts, commit, report, wer_offline, reference_times[entry["id"]]))
         results[name] = aggregate_reports(reports, entries, offline_texts)
         recordings[name] = {e["id"]: r for e, r in zip(entries, rows[-len(entries) :], strict=True)}
-        longest = max(range(len(entries)), key=lambda i: reports[i].get("audio_s_heard") or 0)
-        lags[name] = {
-            "id": entries[longest]["id"],
-            "words": [(w["source_end_s"], w[m.EAR_VOICE_LAG_S]) for w in reports[longest]["words"]],
-            "pieces": reports[longest]["pieces"],
-        }
+        lags[name] = lag_trace(entries, reports)
     report = {
         "eval": "shadow", "machine": machine_info(), "manifest": str(manifest),
         "config": {"tts_policies": list(tts_policies), "commits": list(commits), "defaults": asdict(base),
                    "mode": "simulate"},
         "reference_times": reference_times, "results": results, "recordings": recordings,
     }  # fmt: skip
+    return write_report(
+        out_dir, report, rows, CSV_FIELDS, lambda plots: plots.write_all(out_dir, report, lags, models, entries)
+    )
+
+
+def lag_trace(entries: list[dict], reports: list[dict]) -> dict:
+    """The ear-voice lag over the longest recording (its id, (source end, lag) per word, and its pieces), for the
+    lag-over-time plot."""
+    longest = max(range(len(entries)), key=lambda i: reports[i].get("audio_s_heard") or 0)
+    return {
+        "id": entries[longest]["id"],
+        "words": [(w["source_end_s"], w[m.EAR_VOICE_LAG_S]) for w in reports[longest]["words"]],
+        "pieces": reports[longest]["pieces"],
+    }
+
+
+def write_report(
+    out_dir: Path, report: dict, rows: list[dict], fields: Sequence[str], draw: Callable[[ModuleType], list]
+) -> dict:
+    """Write ``report.json`` and ``report.csv`` (``rows``), then the plots ``draw`` makes with the plots module,
+    listed under ``report["plots"]`` and ``report.json`` written again; returns ``report``."""
     (out_dir / "report.json").write_text(json.dumps(json_safe(report), indent=1), encoding="utf-8")
     with open(out_dir / "report.csv", "w", newline="", encoding="utf-8") as stream:
-        writer = csv.DictWriter(stream, fieldnames=CSV_FIELDS)
+        writer = csv.DictWriter(stream, fieldnames=fields)
         writer.writeheader()
         writer.writerows(json_safe(rows))
     try:
@@ -151,6 +168,6 @@ def run_eval(
         log.warning("plots not drawn (%s); the figures are in the report", exc)
         report["plots"] = []
     else:
-        report["plots"] = plots.write_all(out_dir, report, lags, models, entries)
+        report["plots"] = draw(plots)
     (out_dir / "report.json").write_text(json.dumps(json_safe(report), indent=1), encoding="utf-8")
     return report
