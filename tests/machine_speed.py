@@ -2,8 +2,8 @@
 
 A session on the simulated clock is charged the compute it really took, so its lags depend on the CPU running the
 test (a CI machine was seen three times slower than the one the bounds were measured on). A test that bounds a
-lag runs with ``cpu_slowdown`` set to ``reference_slowdown``: every stage is then charged what it would have cost
-on the reference machine, and the bound tests the pipeline's rules, not the CPU it happens to run on.
+lag runs with ``cpu_slowdown`` and ``voice_slowdown`` set from ``reference_slowdowns``: every stage is then charged
+what it would have cost on the reference machine, and the bound tests the pipeline's rules, not the CPU it runs on.
 """
 
 from __future__ import annotations
@@ -50,7 +50,13 @@ def machine_costs(models: Models, speech: np.ndarray) -> tuple[float, float]:
     return _median_time(lambda: models.backend.transcribe(clip)), _median_time(speak)
 
 
-def reference_slowdown(models: Models, speech: np.ndarray) -> float:
-    """The ``cpu_slowdown`` that charges each stage what it costs on the reference machine (< 1 on a slower one)."""
+def reference_slowdowns(models: Models, speech: np.ndarray) -> tuple[float, float, str]:
+    """(``cpu_slowdown``, ``voice_slowdown``, what was measured): each stage charged what it costs on the reference.
+
+    One factor for both would not do: CPUs differ in which stage they run slower (a CI machine ran the recognizer at
+    the reference's pace and the voice much slower), and a voice charged too little or too much moves every lag.
+    """
     step_s, voice_s = machine_costs(models, speech)
-    return float(np.sqrt((REFERENCE_STEP_S / step_s) * (REFERENCE_VOICE_S / voice_s)))
+    measured = (f"recognizer step {step_s:.3f} s (reference {REFERENCE_STEP_S}), "
+                f"voice {voice_s:.3f} s (reference {REFERENCE_VOICE_S})")  # fmt: skip
+    return REFERENCE_STEP_S / step_s, REFERENCE_VOICE_S / voice_s, measured

@@ -40,6 +40,8 @@ class ShadowConfig:
     adapt: bool = True  # measure the machine's pace and set the hurry threshold and degradations from it
     # a file run on the simulated clock charges every stage's compute × this: how a machine F times slower fares
     cpu_slowdown: float = 1.0
+    # the voice's stage alone charged × this instead (None: ``cpu_slowdown``): CPUs differ in which stage they slow
+    voice_slowdown: float | None = None
 
     def __post_init__(self) -> None:
         if self.echo_guard not in ECHO_GUARDS:
@@ -59,8 +61,14 @@ class ShadowConfig:
             raise ValueError(f"the spoken language must be a code such as es, fr, de, or auto, not {source!r}")
         if source is not None and self.backend != "whisper":
             raise ValueError("interpreting needs the whisper recognizer (it translates as it recognizes)")
-        if not 0.1 <= self.cpu_slowdown <= 20:
-            raise ValueError(f"the CPU slowdown must be between 0.1 and 20, not {self.cpu_slowdown}")
+        for slowdown in (self.cpu_slowdown, self.voice_cpu_slowdown):
+            if not 0.1 <= slowdown <= 20:
+                raise ValueError(f"the CPU slowdown must be between 0.1 and 20, not {slowdown}")
+
+    @property
+    def voice_cpu_slowdown(self) -> float:
+        """What the voice's compute is charged × on the simulated clock."""
+        return self.cpu_slowdown if self.voice_slowdown is None else self.voice_slowdown
 
     @property
     def step_s(self) -> float:

@@ -198,7 +198,7 @@ class ShadowSession:
         """Shadow a recording (16 kHz mono float32) to the end; on the simulated clock unless ``realtime``."""
         if play and not realtime:
             raise ValueError("playing on a device needs the real-time clock (--realtime)")
-        if realtime and self.config.cpu_slowdown != 1.0:
+        if realtime and (self.config.cpu_slowdown, self.config.voice_cpu_slowdown) != (1.0, 1.0):
             raise ValueError("a CPU slowdown is simulated: it needs the simulated clock, not --realtime")
         if isinstance(audio, np.ndarray):
             audio = np.asarray(audio, np.float32).reshape(-1)
@@ -206,8 +206,8 @@ class ShadowSession:
         if realtime:
             asr_clock = tts_clock = self._clock = RealClock()
         else:
-            slowdown = self.config.cpu_slowdown
-            asr_clock, tts_clock = SimulatedClock(compute_scale=slowdown), SimulatedClock(compute_scale=slowdown)
+            asr_clock = SimulatedClock(compute_scale=self.config.cpu_slowdown)
+            tts_clock = SimulatedClock(compute_scale=self.config.voice_cpu_slowdown)
             self._clock = asr_clock
         self._source_origin_s = 0.0
         self._begin(tts_clock, play, output_device)
@@ -480,7 +480,7 @@ class ShadowSession:
     def _on_piece(self, piece: AudioPiece) -> None:
         if self._cancel.is_set():
             return
-        self.pace.piece((piece.stage1_s + piece.stage2_s) * self.config.cpu_slowdown, piece.audio_s)
+        self.pace.piece((piece.stage1_s + piece.stage2_s) * self.config.voice_cpu_slowdown, piece.audio_s)
         worker = self._worker
         assert worker is not None
         ready = worker.piece_time()
