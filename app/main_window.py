@@ -2,36 +2,51 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import shutil
 from pathlib import Path
 
 import psutil
 from PySide6.QtCore import QByteArray, Qt, QTimer
-from PySide6.QtGui import QCloseEvent, QIcon
+from PySide6.QtGui import QCloseEvent, QIcon, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
+    QAbstractSpinBox,
     QComboBox,
+    QDockWidget,
     QFileDialog,
-    QFormLayout,
+    QGridLayout,
     QGroupBox,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QMainWindow,
+    QProgressBar,
     QPushButton,
+    QScrollArea,
     QSplitter,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
-from app.session_controller import SessionController
+from app.session_controller import SessionController, sessions_dir
 from app.settings import app_settings
 from app.widgets.meters_panel import MetersPanel
 from app.widgets.models_dialog import ModelsDialog
+from app.widgets.sessions_dialog import SessionsDialog
 from app.widgets.settings_panel import SOURCE_MIC, SettingsPanel
-from app.widgets.transcript_view import TranscriptView
+from app.widgets.transcript_view import DEFAULT_POINT_SIZE, TranscriptView
 from engine import __version__, paths
+from engine.audio.device_check import LevelMonitor
 from engine.audio.devices import AudioDeviceError, Direction, list_devices, rescan
+from engine.audio.io import AudioFileError
+from engine.audio.replay import Replay, output_rate
+from engine.metrics.wer import wer
 from engine.modelstore.store import ModelStore
+from engine.pipeline.captions import read_transcript
+from engine.pipeline.history import LEAD_IN_S, TOGETHER, replay_blocks
+from engine.pipeline.recorder import REPORT, TRANSCRIPT
 from engine.pipeline.session import State, WordRecord
 
 log = logging.getLogger(__name__)
@@ -39,6 +54,8 @@ log = logging.getLogger(__name__)
 KEY_GEOMETRY = "window/geometry"
 KEY_INPUT_DEVICE = "audio/input_device"
 KEY_OUTPUT_DEVICE = "audio/output_device"
+KEY_WINDOW_STATE = "window/state"  # the settings panel shown or folded away
+KEY_TRANSCRIPT_PT = "view/transcript_point_size"
 DEFAULT_SIZE = (1100, 760)
 MIN_SIZE = (400, 300)  # a remembered geometry smaller than this (e.g. from a window never shown) is ignored
 METER_INTERVAL_MS = 100  # 10 Hz
@@ -50,6 +67,12 @@ HEADPHONES = (
 ACTIVE_STATES = ("loading", State.RUNNING.value, State.STOPPING.value)
 
 
+def _record(event: dict) -> WordRecord:
+    """A word of a recorded ``transcript.jsonl`` as the transcript view takes it."""
+    return WordRecord(int(event["sentence"]), int(event["index"]), str(event["text"]), float(event["source_start_s"]),
+                      float(event["source_end_s"]), float(event.get("commit_s") or 0.0))  # fmt: skip
+
+
 class MainWindow(QMainWindow):
     def __init__(self) -> None:
         super().__init__()
@@ -59,29 +82,63 @@ class MainWindow(QMainWindow):
         if icon.exists():
             self.setWindowIcon(QIcon(str(icon)))
         self.controller = SessionController(self)
+        self.controller.speaker_tested.connect(self._on_speaker_tested)
         self.state = State.IDLE.value
+        self.last_summary: str | None = None
 
+        # the top bar: mode and source, then the devices with their checks
+        self.settings_panel = SettingsPanel(app_settings())
         self.input_combo = QComboBox()
+        self.input_combo.setAccessibleName("Microphone")
         self.output_combo = QComboBox()
+        self.output_combo.setAccessibleName("Speaker")
         self.refresh_button = QPushButton("Refresh devices")
         self.refresh_button.clicked.connect(self.refresh_devices)
+        self.test_speaker_button = QPushButton("Test speaker")
+        self.test_speaker_button.setToolTip("Speak one sentence on the chosen speaker")
+        self.test_speaker_button.clicked.connect(self.test_speaker)
+        for button in (self.refresh_button, self.test_speaker_button):
+            button.setAccessibleName(button.text())
+        self.idle_level = QProgressBar()
+        self.idle_level.setRange(-60, 0)
+        self.idle_level.setFormat("%v dBFS")
+        self.idle_level.setValue(-60)
+        self.idle_level.setAccessibleName("Microphone level")
+        self.idle_level.setToolTip("The microphone's level: it should move when you speak")
         devices_box = QGroupBox("Audio devices")
-        form = QFormLayout(devices_box)
-        form.addRow("Microphone", self.input_combo)
-        form.addRow("Speaker", self.output_combo)
-        form.addRow("", self.refresh_button)
+        devices = QGridLayout(devices_box)
+        devices.addWidget(QLabel("Microphone"), 0, 0)
+        devices.addWidget(self.input_combo, 0, 1)
+        devices.addWidget(self.idle_level, 0, 2)
+        devices.addWidget(QLabel("Speaker"), 1, 0)
+        devices.addWidget(self.output_combo, 1, 1)
+        devices.addWidget(self.test_speaker_button, 1, 2)
+        devices.addWidget(self.refresh_button, 1, 3)
+        devices.setColumnStretch(1, 1)
+        source_box = QGroupBox("What to shadow")
+        QVBoxLayout(source_box).addWidget(self.settings_panel.source_box)
 
-        self.settings_panel = SettingsPanel(app_settings())
-        settings_box = QGroupBox("Session")
-        QVBoxLayout(settings_box).addWidget(self.settings_panel)
+        # the settings under their presets: a side panel that folds away
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(self.settings_panel)
+        self.settings_dock = QDockWidget("Settings", self)
+        self.settings_dock.setObjectName("settings")
+        self.settings_dock.setWidget(scroll)
+        self.settings_dock.setFeatures(
+            QDockWidget.DockWidgetFeature.DockWidgetClosable | QDockWidget.DockWidgetFeature.DockWidgetMovable
+        )
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.settings_dock)
+        self.settings_dock.hide()
 
-        self.start_button = QPushButton("Start shadowing")
+        self.start_button = QPushButton("Start")
+        self.start_button.setToolTip("Start shadowing (Space or Ctrl+Enter)")
         self.stop_button = QPushButton("Stop")
-        self.stop_button.setToolTip("Stop listening; what was already heard is still spoken")
+        self.stop_button.setToolTip("Stop listening; what was already heard is still spoken (Space or Ctrl+Enter)")
         self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setToolTip("Stop at once; pending words are dropped")
-        self.export_button = QPushButton("Export session…")
-        self.export_button.setToolTip("Copy the last session's recording folder (audio, transcript, metrics)")
+        self.cancel_button.setToolTip("Stop at once; pending words are dropped (Esc)")
+        self.export_button = QPushButton("Export…")
+        self.export_button.setToolTip("Copy the last session's folder: audio, captions, transcript, metrics (Ctrl+E)")
         self.start_button.clicked.connect(self.start_session)
         self.stop_button.clicked.connect(self.controller.stop)
         self.cancel_button.clicked.connect(self.controller.cancel)
@@ -90,39 +147,73 @@ class MainWindow(QMainWindow):
         self.models_button.setToolTip("The installed voices and recognizer models: add, use, remove")
         self.models_button.clicked.connect(self.show_models)
         self.models_dialog: ModelsDialog | None = None
+        self.sessions_button = QPushButton("Sessions…")
+        self.sessions_button.setToolTip("Past sessions: open one again, replay its speaker and voice")
+        self.sessions_button.clicked.connect(self.show_sessions)
+        self.sessions_dialog: SessionsDialog | None = None
+        self.replay: Replay | None = None
+        self.replay_mode = TOGETHER  # a word clicked in a finished session's transcript replays from it this way
+        self.shown_folder: Path | None = None  # the finished session whose transcript is shown
+        self.settings_button = self.settings_dock.toggleViewAction()
+        self.settings_button.setText("Settings")
+        self.settings_button.setToolTip("Show or hide the settings: presets, recognizer, voice, chunk sizes")
+        settings_tool = QToolButton()
+        settings_tool.setDefaultAction(self.settings_button)
+        settings_tool.setAccessibleName("Settings")
+        self.preset_label = QLabel()
+        self.preset_label.setAccessibleName("Preset")
         buttons = QHBoxLayout()
-        for button in (self.start_button, self.stop_button, self.cancel_button, self.export_button, self.models_button):
+        for button in (self.start_button, self.stop_button, self.cancel_button, self.export_button,
+                       self.sessions_button, self.models_button):  # fmt: skip
+            button.setAccessibleName(button.text().rstrip("…"))
             buttons.addWidget(button)
+        buttons.addWidget(settings_tool)
+        buttons.addWidget(self.preset_label)
         buttons.addStretch(1)
         self.status_label = QLabel("Ready")
+        self.status_label.setAccessibleName("Session state")
         buttons.addWidget(self.status_label)
 
         self.headphones = QLabel(HEADPHONES)
         self.headphones.setWordWrap(True)
-        self.headphones.setStyleSheet("color: #8a5a00;")
+        self.headphones.setStyleSheet("color: #b36b00;")
         self.message = QLabel()
         self.message.setWordWrap(True)
+        self.message.setAccessibleName("Message")
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
         self.transcript = TranscriptView()
+        self.transcript.set_point_size(int(app_settings().value(KEY_TRANSCRIPT_PT, DEFAULT_POINT_SIZE, type=int)))
+        self.transcript.point_size_changed.connect(lambda size: app_settings().setValue(KEY_TRANSCRIPT_PT, size))
         self.meters = MetersPanel()
 
         top = QHBoxLayout()
-        top.addWidget(devices_box, 1)
-        top.addWidget(settings_box, 2)
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(self.transcript)
-        splitter.addWidget(self.meters)
-        splitter.setSizes([260, 320])
+        top.addWidget(source_box, 3)
+        top.addWidget(devices_box, 2)
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.addWidget(self.transcript)
+        self.splitter.addWidget(self.meters)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([480, 230])
         central = QWidget()
         layout = QVBoxLayout(central)
         layout.addLayout(top)
         layout.addLayout(buttons)
         layout.addWidget(self.headphones)
         layout.addWidget(self.message)
-        layout.addWidget(splitter, 1)
+        layout.addWidget(self.splitter, 1)
         self.setCentralWidget(central)
         self.statusBar().showMessage(f"liveshadow {__version__}")
+
+        for keys, slot in (
+            (("Space",), self._space),
+            (("Ctrl+Return", "Ctrl+Enter"), self.toggle_session),
+            (("Esc",), self.escape),
+            (("Ctrl+E",), self.export_session),
+        ):  # fmt: skip
+            for key in keys:
+                QShortcut(QKeySequence(key), self).activated.connect(slot)
 
         self.controller.state_changed.connect(self._on_state)
         self.controller.tentative.connect(self.transcript.set_tentative)
@@ -130,7 +221,11 @@ class MainWindow(QMainWindow):
         self.controller.spoken.connect(self._on_spoken)
         self.controller.error.connect(self.show_error)
         self.settings_panel.changed.connect(self._update_warning)
+        self.transcript.word_clicked.connect(lambda start: self.replay_session(None, None, start - LEAD_IN_S))
+        self._replay_timer = QTimer(self)
+        self._replay_timer.timeout.connect(self._check_replay)
 
+        self.level_monitor: LevelMonitor | None = None
         self._meter_timer = QTimer(self)
         self._meter_timer.timeout.connect(self._update_meters)
         self._meter_timer.start(METER_INTERVAL_MS)
@@ -167,9 +262,69 @@ class MainWindow(QMainWindow):
         if source is None and self.input_combo.currentData() is None:
             self.show_error("Cannot start: no microphone found. Connect one and press Refresh devices.")
             return
+        self.stop_replay()
         self.transcript.clear_words()
+        self.transcript.set_clickable(False)
+        self.shown_folder = None
         self.meters.reset()
+        self._stop_level_monitor()  # the session opens the microphone itself
         self.controller.start(config, source)
+
+    def _space(self) -> None:
+        """Space toggles the session, except while typing in a field or reading the transcript, where it keeps its
+        meaning."""
+        if not isinstance(self.focusWidget(), QLineEdit | QAbstractSpinBox | TranscriptView):
+            self.toggle_session()
+
+    def toggle_session(self) -> None:
+        """Ctrl+Enter (and Space): start when idle, stop (finish what was heard) when running."""
+        if self.state == State.RUNNING.value:
+            self.controller.stop()
+        elif self.state not in ACTIVE_STATES:
+            self.start_session()
+
+    # ----- device check
+    def test_speaker(self) -> None:
+        """Speak one sentence on the chosen speaker (the voice loads in the background if it must)."""
+        device = self.output_combo.currentData()
+        if device is None:
+            self.show_error("No speaker (output device) to test. Connect one and press Refresh devices.")
+            return
+        try:
+            config = self.settings_panel.config(self.input_combo.currentData(), device)
+        except ValueError as exc:
+            self.show_error(f"Cannot test the speaker: {exc}")
+            return
+        self.test_speaker_button.setEnabled(False)
+        self.statusBar().showMessage(f"Speaking a test sentence on {self.output_combo.currentText()}…")
+        self.controller.test_speaker(config, device)
+
+    def _on_speaker_tested(self, problem: object) -> None:
+        self.test_speaker_button.setEnabled(self.state not in ACTIVE_STATES)
+        if problem:
+            self.show_error(f"The speaker test failed: {problem}")
+        else:
+            self.message.clear()
+            self.statusBar().showMessage("The test sentence was played. Did you hear it?", 8000)
+
+    def _start_level_monitor(self) -> None:
+        """While idle the microphone's level is shown, so a dead or wrong microphone shows before a session."""
+        device = self.input_combo.currentData()
+        if self.level_monitor is not None or device is None or self.state in ACTIVE_STATES or not self.isVisible():
+            return
+        monitor = LevelMonitor(device)
+        try:
+            monitor.start()
+        except AudioDeviceError as exc:
+            self.show_error(f"The microphone cannot be opened: {exc}")
+            return
+        self.level_monitor = monitor
+
+    def _stop_level_monitor(self) -> None:
+        monitor, self.level_monitor = self.level_monitor, None
+        if monitor is not None:
+            monitor.stop()
+        self.idle_level.setValue(-60)
 
     def export_session(self) -> None:
         folder = self.controller.session_folder
@@ -202,13 +357,110 @@ class MainWindow(QMainWindow):
         self.export_button.setEnabled(not active and self.controller.session_folder is not None)
         for widget in (self.settings_panel, self.input_combo, self.output_combo, self.refresh_button):
             widget.setEnabled(not active)
+        self.preset_label.setText(f"Preset: {self.settings_panel.preset.currentText()}")
         self.status_label.setText({
             "loading": "Loading models…", State.IDLE.value: "Ready", State.RUNNING.value: "Shadowing",
             State.STOPPING.value: "Finishing what was heard…", State.DONE.value: "Done",
             State.CANCELLED.value: "Cancelled", State.FAILED.value: "Stopped by an error",
         }.get(state, state))  # fmt: skip
+        self.test_speaker_button.setEnabled(not active)
+        if active:
+            self._stop_level_monitor()
         if state == State.DONE.value and self.controller.session_folder is not None:
             self.statusBar().showMessage(f"Session recorded in {self.controller.session_folder}", 10000)
+        if state in (State.DONE.value, State.CANCELLED.value):
+            self._show_summary()
+
+    def _show_summary(self) -> None:
+        session = self.controller.session
+        if session is None:
+            return
+        report = session.figures.report()
+        reference = self.controller.reference_text
+        score = None
+        if reference and session.state == State.DONE:
+            score = wer(reference, report.get("spoken_text", ""))
+        self.meters.show_summary(report, score)
+        self.last_summary = self.meters.summary.text()
+        if self.controller.session_folder is not None:
+            self.shown_folder = self.controller.session_folder
+            self.transcript.set_clickable(True)
+
+    # ----- past sessions
+    def show_sessions(self) -> SessionsDialog:
+        if self.sessions_dialog is None:
+            self.sessions_dialog = SessionsDialog(sessions_dir(), parent=self)
+            self.sessions_dialog.opened.connect(self.open_session)
+            self.sessions_dialog.replay_requested.connect(lambda folder, mode: self.replay_session(folder, mode))
+        self.sessions_dialog.refresh()
+        self.sessions_dialog.show()
+        self.sessions_dialog.raise_()
+        return self.sessions_dialog
+
+    def open_session(self, folder: Path) -> bool:
+        """Show a past session's transcript (words clickable to replay from them) and summary."""
+        if self.state in ACTIVE_STATES:
+            self.show_error("A session is running; stop it before opening another.")
+            return False
+        try:
+            committed, spoken = read_transcript(folder / TRANSCRIPT)
+            report = json.loads((folder / REPORT).read_text(encoding="utf-8")) if (folder / REPORT).is_file() else {}
+        except (OSError, ValueError) as exc:
+            self.show_error(f"Cannot open the session in {folder}: {exc}")
+            return False
+        self.stop_replay()
+        self.transcript.clear_words()
+        self.transcript.add_committed([_record(e) for e in committed])
+        self.transcript.mark_spoken([_record(e) for e in spoken])
+        self.transcript.set_clickable(True)
+        self.meters.reset()
+        self.meters.show_summary(report)
+        self.shown_folder = folder
+        self.statusBar().showMessage(f"Opened {folder.name}: click a word to replay from it", 10000)
+        return True
+
+    def replay_session(self, folder: Path | None, mode: str | None, start_s: float = 0.0) -> bool:
+        """Play a finished session's input and voice from ``start_s`` (the shown session when ``folder`` is None)."""
+        folder = folder or self.shown_folder
+        if folder is None or self.state in ACTIVE_STATES:
+            return False
+        mode = mode or self.replay_mode
+        self.replay_mode = mode
+        self.stop_replay()
+        device = self.output_combo.currentData()
+        try:
+            rate = output_rate(device)
+            replay = Replay(replay_blocks(folder, mode, rate, max(start_s, 0.0)), rate, device)
+            replay.start()
+        except (AudioDeviceError, AudioFileError, ValueError) as exc:
+            self.show_error(f"Cannot replay: {exc}")
+            return False
+        self.replay = replay
+        self._replay_timer.start(200)
+        self.statusBar().showMessage(f"Replaying {folder.name} {mode} from {max(start_s, 0.0):.1f} s (Esc stops)")
+        return True
+
+    def stop_replay(self) -> None:
+        replay, self.replay = self.replay, None
+        self._replay_timer.stop()
+        if replay is not None:
+            replay.stop()
+
+    def _check_replay(self) -> None:
+        replay = self.replay
+        if replay is not None and replay.finished:
+            replay.wait(0)
+            self.stop_replay()
+            if replay.error:
+                self.show_error(f"The replay stopped: {replay.error}")
+            self.statusBar().showMessage("Replay finished", 4000)
+
+    def escape(self) -> None:
+        """Esc: cancel a running session, else stop a replay."""
+        if self.state in ACTIVE_STATES:
+            self.controller.cancel()
+        else:
+            self.stop_replay()
 
     def _on_committed(self, records: list[WordRecord]) -> None:
         self.transcript.add_committed(records)
@@ -220,8 +472,22 @@ class MainWindow(QMainWindow):
         snap = self.controller.snapshot()
         if snap is not None and self.state in ACTIVE_STATES:
             self.meters.show_snapshot(snap, psutil.cpu_percent(None))
+            self.idle_level.setValue(int(max(min(snap.input_level_db, 0), -60)))
+            return
+        self._start_level_monitor()
+        monitor = self.level_monitor
+        if monitor is not None:
+            try:
+                level = monitor.level()
+            except AudioDeviceError as exc:  # unplugged while idle
+                self._stop_level_monitor()
+                self.show_error(f"{exc} Connect it again and press Refresh devices.")
+                return
+            self.idle_level.setValue(int(max(min(level, 0), -60)))
+            self.meters.show_level(level)
 
     def _update_warning(self) -> None:
+        self.preset_label.setText(f"Preset: {self.settings_panel.preset.currentText()}")
         mic = self.settings_panel.source.currentText() == SOURCE_MIC
         self.headphones.setVisible(mic and self.settings_panel.echo_guard.currentText() == "off")
 
@@ -246,9 +512,11 @@ class MainWindow(QMainWindow):
         return names
 
     def _check_hotplug(self) -> None:
-        """Devices plugged in or out while idle show up in the pickers (PortAudio can only re-scan when idle)."""
-        if self.state in ACTIVE_STATES:
-            return
+        """Devices plugged in or out while idle show up in the pickers (PortAudio can only re-scan with no stream
+        open: the level monitor is closed for it)."""
+        if self.state in ACTIVE_STATES or self.controller.testing_speaker or self.replay is not None:
+            return  # a re-scan would pull the device from under an open stream
+        self._stop_level_monitor()
         try:
             rescan()
             now = {(d, x.name) for d in ("input", "output") for x in list_devices(d)}  # type: ignore[arg-type]
@@ -256,6 +524,7 @@ class MainWindow(QMainWindow):
             return
         if now != self._device_names():
             log.info("audio devices changed; refreshing the pickers")
+            self._stop_level_monitor()  # it opens the chosen microphone again on the next meter tick
             self.refresh_devices()
 
     def refresh_devices(self) -> None:
@@ -288,16 +557,20 @@ class MainWindow(QMainWindow):
             self.message.clear()
 
     def _remember_device(self, direction: Direction) -> None:
+        if direction == "input":
+            self._stop_level_monitor()  # the next meter tick listens to the new choice
         name = self._combo(direction).currentData()
         if name:
             app_settings().setValue(self._key(direction), name)
 
     def _restore_settings(self) -> None:
         geometry = app_settings().value(KEY_GEOMETRY)
-        if isinstance(geometry, QByteArray) and not geometry.isEmpty():
-            self.restoreGeometry(geometry)
-        if self.width() < MIN_SIZE[0] or self.height() < MIN_SIZE[1]:
+        restored = isinstance(geometry, QByteArray) and not geometry.isEmpty() and self.restoreGeometry(geometry)
+        if not restored or self.width() < MIN_SIZE[0] or self.height() < MIN_SIZE[1]:
             self.resize(*DEFAULT_SIZE)
+        state = app_settings().value(KEY_WINDOW_STATE)
+        if isinstance(state, QByteArray) and not state.isEmpty():
+            self.restoreState(state)
 
     def show_models(self) -> ModelsDialog:
         """The Models page (one per window; shown again if open)."""
@@ -314,11 +587,14 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt's name)
         self._meter_timer.stop()
         self._hotplug_timer.stop()
+        self._stop_level_monitor()
+        self.stop_replay()
         self.controller.shutdown()
         if self.models_dialog is not None:
             self.models_dialog.cancel()
         if self.remember_geometry:
             settings = app_settings()
             settings.setValue(KEY_GEOMETRY, self.saveGeometry())
+            settings.setValue(KEY_WINDOW_STATE, self.saveState())
             settings.sync()
         super().closeEvent(event)

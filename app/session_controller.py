@@ -16,14 +16,26 @@ from PySide6.QtCore import QObject, Signal
 from engine import paths
 from engine.audio.io import load_audio
 from engine.pipeline.config import ShadowConfig
+from engine.pipeline.history import FOLDER_TIME
 from engine.pipeline.models import Models
 from engine.pipeline.session import MeterSnapshot, SessionListener, ShadowSession, State, WordRecord
+from engine.tts.voice import TwoStageVoice
 
 log = logging.getLogger(__name__)
 
 
 def sessions_dir() -> Path:
     return paths.data_dir() / "sessions"
+
+
+def reference_text(recording: str | Path) -> str | None:
+    """What a recording says, when a transcript with its name and ``.txt`` lies beside it (for ``wer_spoken``)."""
+    path = Path(recording).with_suffix(".txt")
+    try:
+        return path.read_text(encoding="utf-8").strip() or None if path.is_file() else None
+    except (OSError, UnicodeDecodeError):
+        log.warning("cannot read the reference transcript %s", path)
+        return None
 
 
 class _Relay(SessionListener):
@@ -52,6 +64,7 @@ class SessionController(QObject):
     committed = Signal(list)
     spoken = Signal(list)
     error = Signal(str)
+    speaker_tested = Signal(object)  # None when the test sentence played, else what went wrong
     _loaded = Signal(object, object, object)  # models or None, error text or None, the start request
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -59,6 +72,8 @@ class SessionController(QObject):
         self.models: Models | None = None
         self.session: ShadowSession | None = None
         self.session_folder: Path | None = None
+        self.reference_text: str | None = None  # what the recording says (its .txt beside it), for wer_spoken
+        self.testing_speaker = False
         self._loading = False
         self._loaded.connect(self._on_loaded)
 
@@ -101,8 +116,9 @@ class SessionController(QObject):
         assert self.models is not None
         folder = None
         if record:
-            folder = sessions_dir() / datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+            folder = sessions_dir() / datetime.now().strftime(FOLDER_TIME)
         session = ShadowSession(config, self.models, _Relay(self), record_dir=folder)
+        self.reference_text = reference_text(source) if source else None
         try:
             if source:
                 audio = load_audio(source)
@@ -118,6 +134,28 @@ class SessionController(QObject):
             return
         self.session = session
         self.session_folder = folder
+
+    def test_speaker(self, config: ShadowConfig, device: str | int) -> None:
+        """Speak a test sentence on ``device`` in the background; ``speaker_tested`` says how it went."""
+        if self.testing_speaker:
+            return
+        self.testing_speaker = True
+        models = self.models if self.models is not None and self.models.key == config.models_key() else None
+
+        def run() -> None:
+            problem = None
+            try:
+                from engine.audio.device_check import speak_on
+
+                voice = models.voice if models is not None else TwoStageVoice(config.voice, threads=config.tts_threads)
+                speak_on(device, voice)
+            except Exception as exc:  # a missing, busy or vanished device; a broken voice file
+                log.warning("the speaker test failed: %s", exc)
+                problem = str(exc)
+            self.testing_speaker = False
+            self.speaker_tested.emit(problem)
+
+        threading.Thread(target=run, name="speaker-test", daemon=True).start()
 
     def stop(self) -> None:
         if self.session is not None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from engine import __version__
 from engine.logsetup import setup_logging
 from engine.metrics import names as metric_names
+from engine.pipeline.presets import PRESETS, preset
 
 log = logging.getLogger(__name__)
 
@@ -161,15 +162,19 @@ def _run_transcribe(args: argparse.Namespace) -> int:
 
 
 def _shadow_config(args: argparse.Namespace):  # noqa: ANN202 - ShadowConfig, imported lazily
+    """The session's settings: the defaults, then ``--preset``'s knobs, then the knobs given one by one."""
     from engine.pipeline.config import ShadowConfig
 
+    knobs = dict(preset(args.preset).knobs) if args.preset else {}
+    given = {"commit": args.commit, "k": args.k, "first_chunk": args.first_chunk, "chunk": args.chunk,
+             "phrase_chunk": args.phrase_chunk, "hurry_below_s": args.hurry,
+             "tentative_lookahead": False if args.final_lookahead else None}  # fmt: skip
+    knobs.update({name: value for name, value in given.items() if value is not None})
     return ShadowConfig(
-        backend=args.backend, model=args.model, commit=args.commit, tts_policy=args.policy, k=args.k,
-        first_chunk=args.first_chunk, chunk=args.chunk, phrase_chunk=args.phrase_chunk, voice=args.voice,
-        echo_guard=args.echo_guard,
+        backend=args.backend, model=args.model, tts_policy=args.policy, voice=args.voice, echo_guard=args.echo_guard,
         input_device=_device(args.input), output_device=_device(args.output), voice_rate=args.voice_rate,
-        tentative_lookahead=not args.final_lookahead, hurry_below_s=args.hurry, cpu_slowdown=args.cpu_slowdown,
-        catch_up=args.catch_up, translate_from=args.translate_from.lower() if args.translate_from else None,
+        cpu_slowdown=args.cpu_slowdown, catch_up=args.catch_up,
+        translate_from=args.translate_from.lower() if args.translate_from else None, **knobs,
     )  # fmt: skip
 
 
@@ -191,8 +196,8 @@ def _run_shadow(args: argparse.Namespace) -> int:
         if path and not Path(path).resolve().parent.is_dir():
             return _fail(f"the folder of {path} does not exist", EXIT_USAGE)
     try:
-        make_commit_policy(args.commit)
         config = _shadow_config(args)
+        make_commit_policy(config.commit)
     except ValueError as exc:
         return _fail(str(exc), EXIT_USAGE)
     try:
@@ -276,6 +281,7 @@ def _shadow_live(args: argparse.Namespace, config) -> dict:  # noqa: ANN001
 
 
 TINY_EN = "tiny.en"  # bench shadow --model: the bundled recognizer
+PRESET_KEYS = tuple(p.key for p in PRESETS)
 EVAL_TTS = ("full", "naive", "lookahead-0", "lookahead-1", "lookahead-2")
 EVAL_COMMITS = ("la2", "hold2", "waitk", "offline")
 
@@ -397,8 +403,8 @@ def _run_bench(args: argparse.Namespace) -> int:
     progress = lambda text: log.info("bench %s: %s", args.stage, text)  # noqa: E731
     if args.stage not in ("shadow", "interpret") and args.cpu_slowdown != 1.0:
         return _fail("--cpu-slowdown is for bench shadow and bench interpret", EXIT_USAGE)
-    if args.stage != "shadow" and args.model:
-        return _fail("--model is for bench shadow", EXIT_USAGE)
+    if args.stage != "shadow" and (args.model or args.preset):
+        return _fail("--model and --preset are for bench shadow", EXIT_USAGE)
     if args.stage == "interpret":
         from engine import paths
         from engine.pipeline import bench_interpret
@@ -431,16 +437,23 @@ def _run_bench(args: argparse.Namespace) -> int:
             except ValueError as exc:
                 return _fail(str(exc), EXIT_USAGE)
             names = [name.strip() for name in (args.model or "").split(",") if name.strip()] or [None]
+            try:
+                presets = [preset(key.strip()) for key in args.preset.split(",") if key.strip()] if args.preset else []
+            except ValueError as exc:
+                return _fail(str(exc), EXIT_USAGE)
             reports = {}
             for name in names:
-                model = None if name in (None, TINY_EN) else name
-                reports[name or TINY_EN] = stage_bench.run_bench(manifest, config=replace(config, model=model),
-                                                                  progress=progress)  # fmt: skip
-            for name, one in reports.items():
+                for item in presets or [None]:
+                    run_config = replace(config, model=None if name in (None, TINY_EN) else name)
+                    run_config = item.apply(run_config) if item is not None else run_config
+                    label = " · ".join(x for x in (name if len(names) > 1 else None, item and item.key) if x)
+                    reports[label or TINY_EN] = stage_bench.run_bench(manifest, config=run_config, progress=progress)
+            for label, one in reports.items():
                 if len(reports) > 1:
-                    print(f"recognizer {name}:")
+                    print(f"{label}:")
                 print(stage_bench.format_table(one))
-            report = next(iter(reports.values())) if len(reports) == 1 else {"bench": "shadow", "models": reports}
+            runs = "models" if len(presets) <= 1 else "runs"
+            report = next(iter(reports.values())) if len(reports) == 1 else {"bench": "shadow", runs: reports}
         else:
             report = stage_bench.run_bench(manifest, progress=progress)
             print(stage_bench.format_table(report))
@@ -525,6 +538,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--model", metavar="MODELS", help="shadow: the recognizer model, or several compared in one run (tiny.en,base)"
     )
+    bench.add_argument("--preset", metavar="PRESETS",
+                       help="shadow: presets compared in one run (lowest-lag,balanced,best-voice)")  # fmt: skip
     _add_cpu_slowdown(bench)
     bench.set_defaults(func=_run_bench)
 
@@ -548,13 +563,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     shadow.add_argument("--translate-from", metavar="LANG",
                         help="interpret: the speaker's language (es, fr, ... or auto), spoken in English")  # fmt: skip
-    shadow.add_argument("--commit", default="la2", help="la2 (default), hold2, waitk or offline")
+    shadow.add_argument("--preset", choices=PRESET_KEYS,
+                        help="the lag/voice trade-off: lowest-lag, balanced (the defaults) or best-voice; the knobs "
+                             "below, when given, change it")  # fmt: skip
+    shadow.add_argument("--commit", help="la2 (default), hold2, waitk or offline")
     shadow.add_argument("--policy", choices=("lookahead", "full", "naive"), default="lookahead")
-    shadow.add_argument("--k", type=int, default=1, help="lookahead chunks (1)")
-    shadow.add_argument("--first-chunk", type=int, default=12, metavar="PHONEMES", help="first chunk size (12)")
-    shadow.add_argument("--chunk", type=int, default=12, metavar="PHONEMES", help="later chunk size (12)")
+    shadow.add_argument("--k", type=int, help="lookahead chunks (1)")
+    shadow.add_argument("--first-chunk", type=int, metavar="PHONEMES", help="first chunk size (12)")
+    shadow.add_argument("--chunk", type=int, metavar="PHONEMES", help="later chunk size (12)")
     shadow.add_argument(
-        "--phrase-chunk", type=int, default=24, metavar="PHONEMES",
+        "--phrase-chunk", type=int, metavar="PHONEMES",
         help="after a comma, wait for this many phonemes of final words (24; 0 = no pause)",
     )  # fmt: skip
     shadow.add_argument("--voice", metavar="ONNX", help="a Piper voice (.onnx beside its .onnx.json)")
@@ -564,7 +582,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="lookahead from final (committed) words only, not the recognizer's tentative ones",
     )
-    shadow.add_argument("--hurry", type=float, default=1.0, metavar="SECONDS",
+    shadow.add_argument("--hurry", type=float, metavar="SECONDS",
                         help="with less voice than this left mid-sentence, speak without waiting for lookahead "
                              "(1.0; 0 = never)")  # fmt: skip
     shadow.add_argument("--echo-guard", choices=("off", "gate"), default="off",

@@ -110,3 +110,11 @@ def shadow_models():
     from engine.pipeline.models import Models
 
     return Models.load(ShadowConfig())
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Session recordings of a test go to its own folder (``LIVESHADOW_DATA_DIR``)."""
+    folder = tmp_path / "data"
+    monkeypatch.setenv(paths.ENV_DATA_DIR, str(folder))
+    return folder

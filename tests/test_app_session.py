@@ -30,13 +30,6 @@ def _entry(manifest: list[dict], name: str) -> dict:
 
 
 @pytest.fixture
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "data"
-    monkeypatch.setenv(paths.ENV_DATA_DIR, str(folder))
-    return folder
-
-
-@pytest.fixture
 def window(qtbot, virtual_audio: va.VirtualAudio, shadow_models, data_dir: Path):
     from app.main_window import MainWindow
 
@@ -72,7 +65,9 @@ def test_app_shadows_a_recording_with_live_meters(qtbot, window, speech_dir, spe
     folder = window.controller.session_folder
     assert all((folder / name).stat().st_size > 0 for name in SESSION_FILES)
     exported = window.export_to(tmp_path / "export")
-    assert exported is not None and sorted(p.name for p in exported.iterdir()) == sorted(SESSION_FILES)
+    captions = ("heard.srt", "heard.vtt", "spoken.srt", "spoken.vtt", "transcript.txt")
+    assert exported is not None and sorted(p.name for p in exported.iterdir()) == sorted(SESSION_FILES + captions)
+    assert "Last session:" in window.meters.summary.text() and "spoken" in window.meters.summary.text()
 
 
 def test_cancel_stops_at_once(qtbot, window, speech_dir, speech_manifest) -> None:
@@ -167,12 +162,12 @@ def test_screenshot_of_a_session_under_xvfb(virtual_audio, speech_dir, speech_ma
         pytest.skip("xvfb-run is not installed")
     png = artifacts_dir / "main_window_session_xvfb.png"
     png.unlink(missing_ok=True)
-    wav = speech_dir / _entry(speech_manifest, "ls_1995-1837-0001")["wav"]
+    wav = speech_dir / _entry(speech_manifest, "librivox_sonnet002")["wav"]  # 51 s: the shot is mid-session
     env = {**os.environ, **virtual_audio.env(), "QT_QPA_PLATFORM": "xcb",
            paths.ENV_DATA_DIR: str(tmp_path / "data"), paths.ENV_CONFIG_DIR: str(tmp_path / "config")}  # fmt: skip
     app = [str(Path(os.sys.executable)), "-X", "faulthandler", "-m", "engine", "gui"]
     command = ["xvfb-run", "-a", "-s", "-screen 0 1280x900x24", *app,
-               "--shadow", str(wav), "--screenshot", str(png), "--screenshot-after", "14"]  # fmt: skip
+               "--shadow", str(wav), "--screenshot", str(png), "--screenshot-after", "22"]  # fmt: skip
     # Its own process group, so a hang kills the app too, not only xvfb-run (SIGABRT first: faulthandler prints
     # every thread's stack, which says where it hung).
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,

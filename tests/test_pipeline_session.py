@@ -10,6 +10,8 @@ import wave
 
 import numpy as np
 import pytest
+import srt
+import webvtt
 
 from engine.audio.block import AudioBlock
 from engine.audio.devices import AudioDeviceError
@@ -26,6 +28,11 @@ SHORT = "ls_61-70968-0000"
 
 def _entry(manifest: list[dict], name: str) -> dict:
     return next(e for e in manifest if e["id"] == name)
+
+
+def _vtt_seconds(stamp: str) -> float:
+    hours, minutes, seconds = stamp.split(":")
+    return 3600 * int(hours) + 60 * int(minutes) + float(seconds)
 
 
 def test_file_session_speaks_every_committed_word(shadow_models, speech_manifest, speech_dir, tmp_path) -> None:
@@ -58,6 +65,16 @@ def test_file_session_speaks_every_committed_word(shadow_models, speech_manifest
     assert events.count("committed") == events.count("spoken") == len(words)
     with wave.open(str(folder / OUTPUT_WAV)) as w:  # the voice placed at its play times
         assert w.getnframes() / w.getframerate() == pytest.approx(words[-1]["speak_end_s"], abs=0.5)
+    # captions: strict parsers read them, and their times are the words' (heard: source times; spoken: play times)
+    heard = list(srt.parse((folder / "heard.srt").read_text(encoding="utf-8")))
+    spoken = webvtt.from_string((folder / "spoken.vtt").read_text(encoding="utf-8"))
+    assert " ".join(c.content.replace("\n", " ") for c in heard) == report["committed_text"]
+    assert " ".join(c.text.replace("\n", " ") for c in spoken) == report["spoken_text"]
+    assert heard[0].start.total_seconds() == pytest.approx(words[0]["source_start_s"], abs=0.001)
+    assert heard[-1].end.total_seconds() == pytest.approx(words[-1]["source_end_s"], abs=0.001)
+    assert _vtt_seconds(spoken.captions[0].start) == pytest.approx(words[0]["speak_start_s"], abs=0.001)
+    assert _vtt_seconds(spoken.captions[-1].end) == pytest.approx(words[-1]["speak_end_s"], abs=0.001)
+    assert (folder / "transcript.txt").read_text(encoding="utf-8").split() == report["committed_text"].split()
 
 
 class _StopAfterFirstWords(SessionListener):
@@ -171,13 +188,18 @@ def test_shadow_command_writes_the_voice_and_the_report(speech_dir, speech_manif
     out, report_path = tmp_path / "out.wav", tmp_path / "report.json"
     result = subprocess.run(
         [sys.executable, "-m", "engine.cli", "shadow", str(speech_dir / item["wav"]), "--out", str(out),
-         "--report", str(report_path), "--simulate"],
+         "--report", str(report_path), "--simulate", "--preset", "best-voice", "--k", "3",
+         "--record", str(tmp_path / "rec")],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     report = json.loads(report_path.read_text())
     assert report["config"]["mode"] == "simulate" and report[m.EAR_VOICE_LAG_S]["n"] > 10
+    # the preset's knobs, and the one given on its own over it
+    assert report["config"]["k"] == 3 and report["config"]["tentative_lookahead"] is False
     assert "ear-voice lag median" in result.stderr and out.stat().st_size > 10_000
+    for name in ("heard.srt", "heard.vtt", "spoken.srt", "spoken.vtt", "transcript.txt"):
+        assert (tmp_path / "rec" / name).stat().st_size > 0, name
 
 
 @pytest.mark.parametrize(
@@ -189,6 +211,7 @@ def test_shadow_command_writes_the_voice_and_the_report(speech_dir, speech_manif
         (["shadow", "x.wav", "--echo-guard", "loud"], 2, "invalid choice"),
         (["shadow", "x.wav", "--k", "-1"], 2, "k, delta"),
         (["shadow", "x.wav", "--phrase-chunk", "-1"], 2, "phrase chunk"),
+        (["shadow", "x.wav", "--preset", "fastest"], 2, "invalid choice"),
     ],
 )
 def test_shadow_command_bad_input(args: list[str], code: int, text: str) -> None:

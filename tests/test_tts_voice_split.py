@@ -47,7 +47,7 @@ def test_split_stages_reproduce_the_full_voice_bit_exactly(voice: TwoStageVoice,
 
 def test_sessions_plan_no_memory_pattern_per_input_length(voice: TwoStageVoice) -> None:
     """onnxruntime keeps a memory pattern for every input shape it has seen, and every chunk has its own length: with
-    the pattern a 60-minute session's memory kept growing (README, soak). Measured in the soak, not here."""
+    the pattern a 60-minute session's memory kept growing (docs/RESULTS.md, soak). Measured in the soak, not here."""
     for session in (voice._stage1, voice._stage2):
         assert not session.get_session_options().enable_mem_pattern
         assert not session.get_session_options().enable_cpu_mem_arena

@@ -1,18 +1,22 @@
-"""Session settings: source, recognizer, commit policy, lookahead and chunk sizes, voice, echo guard.
+"""Session settings: mode and source (shown in the window's top bar), then the preset and the knobs under it
+(recognizer, commit policy, lookahead and chunk sizes, voice, echo guard), shown in a side panel that folds away.
 
-Every value is read from and written to the app's settings, so the next run starts with the same choices.
+Every value is read from and written to the app's settings, so the next run starts with the same choices. The preset
+is not stored: it is whichever preset the knobs match, or "Custom".
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSettings, Signal
+from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
+    QGridLayout,
     QHBoxLayout,
+    QLabel,
     QLineEdit,
     QPushButton,
     QSpinBox,
@@ -22,6 +26,7 @@ from PySide6.QtWidgets import (
 from engine.asr.languages import COMMON_LANGUAGES
 from engine.modelstore.store import RECOGNIZER, VOICE, ModelInfo
 from engine.pipeline.config import AUTO_LANGUAGE, ECHO_GUARDS, ShadowConfig
+from engine.pipeline.presets import CUSTOM, PRESETS, Preset, matching, preset
 
 KEY_PREFIX = "session/"
 COMMIT_POLICIES = ("la2", "hold2", "waitk", "offline")
@@ -29,6 +34,24 @@ SOURCE_MIC = "Microphone"
 SOURCE_FILE = "Recording (file)"
 MODE_SHADOW = "Shadow (English)"
 MODE_INTERPRET = "Interpret into English"
+
+
+def preset_figures_text(item: Preset | None) -> str:
+    """What a preset's figures say, for the label beside the picker."""
+    if item is None:
+        return "Custom settings: not measured"
+    if item.figures is None:
+        return item.summary
+    f = item.figures
+    return (f"lag median {f.lag_median_s:.1f} s (p90 {f.lag_p90_s:.1f} s) · wer_spoken {f.wer_spoken:.2f} "
+            f"· measured on {f.machine}")  # fmt: skip
+
+
+def _add_row(form: QFormLayout, label: str, widget: QWidget) -> None:
+    """A form row whose field is named for screen readers by its label."""
+    if not widget.accessibleName():
+        widget.setAccessibleName(label or widget.objectName())
+    form.addRow(label, widget)
 
 
 def _path_row(edit: QLineEdit, button: QPushButton) -> QWidget:
@@ -113,23 +136,53 @@ class SettingsPanel(QWidget):
             "the recognizer. What the speaker says meanwhile is not heard. With headphones choose off."
         )
 
+        self.preset = QComboBox()
+        for item in PRESETS:
+            self.preset.addItem(item.name, item.key)
+            self.preset.setItemData(self.preset.count() - 1, item.summary, Qt.ItemDataRole.ToolTipRole)
+        self.preset.addItem(CUSTOM, CUSTOM)
+        self.preset.setToolTip("Presets trade lag against the voice's naturalness; changing a knob makes it Custom")
+        self.preset_figures = QLabel()
+        self.preset_figures.setWordWrap(True)
+        self.preset_figures.setAccessibleName("What the preset measured")
+        for button, name in ((self.source_browse, "recording"), (self.model_browse, "recognizer model"),
+                             (self.voice_browse, "voice")):  # fmt: skip
+            button.setAccessibleName(f"Browse for the {name}")
+        # mode and source: shown in the window's top bar (``source_box``)
+        self.source_box = QWidget()
+        top = QGridLayout(self.source_box)
+        top.setContentsMargins(0, 0, 0, 0)
+        self.source_file.setAccessibleName("Recording")
+        recording = _path_row(self.source_file, self.source_browse)
+        rows = ((("Mode", self.mode), ("Spoken language", self.language)),
+                (("Source", self.source), ("Recording", recording)))  # fmt: skip
+        for row, pairs in enumerate(rows):
+            for column, (label, widget) in enumerate(pairs):
+                if not widget.accessibleName():
+                    widget.setAccessibleName(label)
+                top.addWidget(QLabel(label), row, 2 * column)
+                top.addWidget(widget, row, 2 * column + 1)
+        top.setColumnStretch(1, 1)
+        top.setColumnStretch(3, 2)
+        # the preset and its knobs: the side panel
         form = QFormLayout(self)
-        form.addRow("Mode", self.mode)
-        form.addRow("Spoken language", self.language)
-        form.addRow("Source", self.source)
-        form.addRow("Recording", _path_row(self.source_file, self.source_browse))
-        form.addRow("Recognizer", self.backend)
+        _add_row(form, "Preset", self.preset)
+        form.addRow(self.preset_figures)
+        _add_row(form, "Recognizer", self.backend)
+        self.model.setAccessibleName("Recognizer model")
         form.addRow("Recognizer model", _path_row(self.model, self.model_browse))
-        form.addRow("Commit policy", self.commit)
-        form.addRow("Lookahead k (chunks)", self.k)
-        form.addRow("First chunk (phonemes)", self.first_chunk)
-        form.addRow("Later chunks (phonemes)", self.chunk)
-        form.addRow("After a comma (phonemes)", self.phrase_chunk)
+        _add_row(form, "Commit policy", self.commit)
+        _add_row(form, "Lookahead k (chunks)", self.k)
+        _add_row(form, "First chunk (phonemes)", self.first_chunk)
+        _add_row(form, "Later chunks (phonemes)", self.chunk)
+        _add_row(form, "After a comma (phonemes)", self.phrase_chunk)
+        self.voice.setAccessibleName("Voice")
         form.addRow("Voice", _path_row(self.voice, self.voice_browse))
-        form.addRow("Voice rate", self.voice_rate)
+        _add_row(form, "Voice rate", self.voice_rate)
+        self.tentative_lookahead.setAccessibleName("Use tentative words as lookahead")
         form.addRow("", self.tentative_lookahead)
-        form.addRow("Hurry below", self.hurry)
-        form.addRow("Echo guard", self.echo_guard)
+        _add_row(form, "Hurry below", self.hurry)
+        _add_row(form, "Echo guard", self.echo_guard)
         self.load()
         for combo in (self.mode, self.language, self.source, self.backend, self.commit, self.echo_guard):
             combo.currentIndexChanged.connect(self._save)
@@ -140,7 +193,9 @@ class SettingsPanel(QWidget):
         for edit in (self.source_file, self.model, self.voice):
             edit.editingFinished.connect(self._save)
         self.source.currentIndexChanged.connect(self._update_enabled)
+        self.preset.activated.connect(self._preset_chosen)
         self._update_enabled()
+        self._show_preset()
 
     def _update_enabled(self) -> None:
         from_file = self.source.currentText() == SOURCE_FILE
@@ -150,6 +205,44 @@ class SettingsPanel(QWidget):
         self.language.setEnabled(interpreting)
         for widget in (self.backend, self.model, self.model_browse):  # interpreting runs Whisper base
             widget.setEnabled(not interpreting)
+
+    def _knob_config(self) -> ShadowConfig:
+        return ShadowConfig(
+            commit=self.commit.currentText(), k=self.k.value(), first_chunk=self.first_chunk.value(),
+            chunk=self.chunk.value(), phrase_chunk=self.phrase_chunk.value(), hurry_below_s=self.hurry.value(),
+            tentative_lookahead=self.tentative_lookahead.isChecked(),
+        )  # fmt: skip
+
+    def _show_preset(self) -> None:
+        """The picker shows the preset the knobs match, or Custom; the label its figures."""
+        item = matching(self._knob_config())
+        self.preset.blockSignals(True)
+        self.preset.setCurrentIndex(self.preset.findData(item.key if item else CUSTOM))
+        self.preset.blockSignals(False)
+        self.preset_figures.setText(preset_figures_text(item))
+
+    def _preset_chosen(self, _index: int) -> None:
+        key = self.preset.currentData()
+        if key != CUSTOM:
+            self.apply_preset(preset(str(key)))
+
+    def apply_preset(self, item: Preset) -> None:
+        """Set the knobs ``item`` names (one save and one ``changed`` for all of them)."""
+        knobs = item.knobs
+        widgets = (self.commit, self.k, self.first_chunk, self.chunk, self.phrase_chunk, self.hurry,
+                   self.tentative_lookahead)  # fmt: skip
+        for widget in widgets:
+            widget.blockSignals(True)
+        self.commit.setCurrentText(str(knobs["commit"]))
+        self.k.setValue(int(knobs["k"]))  # type: ignore[call-overload]
+        self.first_chunk.setValue(int(knobs["first_chunk"]))  # type: ignore[call-overload]
+        self.chunk.setValue(int(knobs["chunk"]))  # type: ignore[call-overload]
+        self.phrase_chunk.setValue(int(knobs["phrase_chunk"]))  # type: ignore[call-overload]
+        self.hurry.setValue(float(knobs["hurry_below_s"]))  # type: ignore[arg-type]
+        self.tentative_lookahead.setChecked(bool(knobs["tentative_lookahead"]))
+        for widget in widgets:
+            widget.blockSignals(False)
+        self._save()
 
     def interpreting(self) -> bool:
         return self.mode.currentText() == MODE_INTERPRET
@@ -209,6 +302,7 @@ class SettingsPanel(QWidget):
         }.items():  # fmt: skip
             s.setValue(KEY_PREFIX + key, val)
         s.sync()
+        self._show_preset()
         self.changed.emit()
 
     # ----- the Models page (app/widgets/models_dialog.py)

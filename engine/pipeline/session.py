@@ -30,6 +30,7 @@ from engine.audio.block import AudioBlock
 from engine.clock import Clock, RealClock, SimulatedClock
 from engine.metrics import names as m
 from engine.metrics.shadowing import ear_voice_lag_s
+from engine.pipeline.captions import write_captions
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.echo import EchoGate
 from engine.pipeline.keys import SentenceKeys
@@ -373,9 +374,17 @@ class ShadowSession:
             if self.recorder is not None:
                 self.recorder.report(self.figures.report())
                 self.recorder.close()
+                self._write_captions(self.recorder.folder)
             if self.state != State.FAILED:
                 self._set_state(State.CANCELLED if self._cancel.is_set() else State.DONE)
             self._finished.set()
+
+    @staticmethod
+    def _write_captions(folder: Path) -> None:
+        try:
+            write_captions(folder)
+        except (OSError, ValueError) as exc:  # the recording itself is complete; only its captions are missing
+            log.error("could not write the session's captions into %s: %s", folder, exc)
 
     # ----- callbacks (engine threads)
     def _heard_file(self, samples: np.ndarray) -> None:

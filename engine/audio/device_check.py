@@ -1,0 +1,81 @@
+"""Checking the devices before a session: the microphone's level while idle, and one sentence on the speaker.
+
+Both say what went wrong in words a user can act on (``AudioDeviceError``): a device that is missing, busy or gone.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from engine.audio.capture import Capture
+from engine.audio.devices import AudioDeviceError
+from engine.audio.player import Player
+
+log = logging.getLogger(__name__)
+
+SILENT_DB = -120.0
+TEST_SENTENCE = "This is liveshadow's voice. If you can hear this sentence, the speaker works."
+DRAIN_MARGIN_S = 5.0
+
+
+def level_db(samples: np.ndarray) -> float:
+    """RMS level in dBFS (``SILENT_DB`` for nothing)."""
+    if samples.size == 0:
+        return SILENT_DB
+    rms = float(np.sqrt(np.mean(np.square(samples, dtype=np.float64))))
+    return max(20.0 * np.log10(max(rms, 1e-6)), SILENT_DB)
+
+
+class LevelMonitor:
+    """The microphone's level while no session runs. ``level()`` is called from the GUI's timer; the capture's
+    callback only enqueues (bounded: a few seconds)."""
+
+    def __init__(self, device: int | str | None) -> None:
+        self.device = device
+        self._capture = Capture(device, queue_s=2.0)
+        self._last_db = SILENT_DB
+
+    def start(self) -> None:
+        try:
+            self._capture.start()
+        except AudioDeviceError as exc:
+            busy = "Is another program using the microphone? Choose another one, or close that program."
+            raise AudioDeviceError(f"{exc}. {busy}") from exc
+
+    def level(self) -> float:
+        """The level of what arrived since the last call (the last level when nothing did)."""
+        self._capture.check()
+        blocks = self._capture.read_available()
+        if blocks:
+            self._last_db = level_db(np.concatenate([b.samples for b in blocks]))
+        return self._last_db
+
+    def stop(self) -> None:
+        self._capture.stop()
+
+
+def speak_on(device: int | str | None, voice, text: str = TEST_SENTENCE) -> float:  # noqa: ANN001 - TwoStageVoice
+    """Speak ``text`` with ``voice`` on the output ``device`` and wait until it has played; returns its seconds."""
+    from engine.tts.policies import make_policy
+    from engine.tts.synthesizer import IncrementalSynthesizer
+
+    synthesizer = IncrementalSynthesizer(voice, make_policy("full"))
+    pieces = synthesizer.feed(text) + synthesizer.flush()
+    audio = np.concatenate([p.samples for p in pieces]) if pieces else np.zeros(0, np.float32)
+    if audio.size == 0:
+        raise RuntimeError("the voice made no audio for the test sentence")
+    seconds = audio.size / voice.sample_rate
+    try:
+        with Player(voice.sample_rate, device=device) as player:
+            player.enqueue(audio, key="test", last=True)
+            if not player.drain(timeout=seconds + DRAIN_MARGIN_S):
+                player.check()
+                raise AudioDeviceError(f"the speaker {device!r} did not play the test sentence (busy or stalled?)")
+    except AudioDeviceError:
+        raise
+    except Exception as exc:  # PortAudio's own errors, e.g. a device that went away
+        raise AudioDeviceError(f"cannot play on the speaker {device!r}: {exc}") from exc
+    log.info("spoke the test sentence on %r (%.1f s)", device, seconds)
+    return seconds

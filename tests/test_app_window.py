@@ -1,0 +1,253 @@
+"""The window built around the transcript: layout, presets, shortcuts, accessible names, the device check and
+the session summary. pytest-qt offscreen, with real models and PulseAudio virtual devices where a test needs them."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QAbstractButton, QAbstractSpinBox, QComboBox, QLineEdit, QProgressBar, QWidget
+
+from engine.audio.resample import resample
+from engine.pipeline.presets import CUSTOM, PRESETS, preset
+from engine.pipeline.session import WordRecord
+from tests import virtual_audio as va
+
+pytestmark = pytest.mark.gui
+
+SHORT = "ls_61-70968-0000"
+
+
+@pytest.fixture
+def window(qtbot, virtual_audio: va.VirtualAudio, data_dir: Path):
+    from app.main_window import MainWindow
+
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitExposed(win)
+    yield win
+    win.controller.shutdown()
+
+
+def _records(words: list[str], sentence: int = 0) -> list[WordRecord]:
+    return [WordRecord(sentence, i, w, i * 0.3, i * 0.3 + 0.25, i * 0.3 + 1.0) for i, w in enumerate(words)]
+
+
+def test_the_transcript_is_the_largest_widget(window) -> None:
+    area = window.transcript.width() * window.transcript.height()
+    for widget in window.centralWidget().findChildren(QWidget):
+        if widget.isVisible() and widget is not window.transcript and not window.transcript.isAncestorOf(widget):
+            if widget.isAncestorOf(window.transcript):
+                continue
+            assert widget.width() * widget.height() < area, widget
+    assert window.transcript.height() > window.height() / 3
+
+
+def test_the_transcript_follows_new_words_unless_scrolled_back(qtbot, window) -> None:
+    view = window.transcript
+    view.add_committed(_records([f"word{i}" for i in range(400)]))
+    qtbot.waitUntil(lambda: view.verticalScrollBar().maximum() > 0, timeout=2000)
+    qtbot.waitUntil(lambda: view.following, timeout=2000)
+    view.verticalScrollBar().setValue(0)  # the user scrolls back to read
+    view.add_committed(_records([f"more{i}" for i in range(200)], sentence=1))
+    qtbot.wait(300)  # a few renders
+    assert view.verticalScrollBar().value() == 0 and not view.following
+    view.verticalScrollBar().setValue(view.verticalScrollBar().maximum())
+    view.set_tentative(["still", "changing"])
+    qtbot.wait(300)
+    assert view.following
+
+
+def test_ctrl_plus_and_minus_change_the_transcript_size_and_it_is_remembered(qtbot, window) -> None:
+    from app.main_window import MainWindow
+
+    size = window.transcript.point_size
+    window.activateWindow()
+    qtbot.keyClick(window, Qt.Key.Key_Plus, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(window, Qt.Key.Key_Plus, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(window, Qt.Key.Key_Minus, Qt.KeyboardModifier.ControlModifier)
+    assert window.transcript.point_size == size + 1
+    window.close()
+    again = MainWindow()
+    qtbot.addWidget(again)
+    assert again.transcript.point_size == size + 1
+
+
+def test_presets_set_their_knobs_and_a_changed_knob_makes_it_custom(qtbot, window) -> None:
+    panel = window.settings_panel
+    for item in PRESETS:
+        panel.preset.setCurrentIndex(panel.preset.findData(item.key))
+        panel.preset.activated.emit(panel.preset.currentIndex())
+        config = panel.config(None, None)
+        assert item.matches(config), item.key
+        assert panel.preset.currentText() == item.name
+        assert window.preset_label.text() == f"Preset: {item.name}"
+    assert preset("best-voice").knobs["k"] == 2 and panel.k.value() == 2
+    panel.k.setValue(3)  # no preset has k = 3
+    assert panel.preset.currentText() == CUSTOM
+    assert "not measured" in panel.preset_figures.text()
+    panel.k.setValue(2)  # back to Best voice's knobs
+    assert panel.preset.currentText() == "Best voice"
+
+
+def test_every_control_has_an_accessible_name(window) -> None:
+    kinds = (QAbstractButton, QComboBox, QAbstractSpinBox, QLineEdit, QProgressBar)
+    window.settings_dock.show()
+    controls = [
+        w for w in window.findChildren(QWidget)
+        if isinstance(w, kinds) and w.isVisibleTo(window)
+        and not isinstance(w.parentWidget(), kinds)  # a spin box's own line edit is part of the spin box
+    ]  # fmt: skip
+    assert len(controls) > 25
+    unnamed = [f"{type(w).__name__} {getattr(w, 'text', lambda: '')()}" for w in controls if not w.accessibleName()]
+    assert not unnamed, unnamed
+
+
+def test_the_settings_panel_folds_away_and_is_remembered(qtbot, window) -> None:
+    from app.main_window import MainWindow
+
+    assert not window.settings_dock.isVisible()
+    window.settings_button.trigger()
+    assert window.settings_dock.isVisible()
+    window.close()
+    again = MainWindow()
+    qtbot.addWidget(again)
+    again.show()
+    assert again.settings_dock.isVisible()
+
+
+def test_the_microphone_level_moves_while_idle(qtbot, window, virtual_audio, speech_dir, speech_manifest) -> None:
+    item = next(e for e in speech_manifest if e["id"] == SHORT)
+    qtbot.waitUntil(lambda: window.level_monitor is not None, timeout=5000)
+    qtbot.wait(1500)  # an input stream delivers nothing for its first moments
+    quiet = window.idle_level.value()
+    player = virtual_audio.play_into_mic(speech_dir / item["wav"])
+    levels: list[int] = []
+    deadline = time.monotonic() + 8
+    while time.monotonic() < deadline and player.poll() is None:
+        qtbot.wait(100)
+        levels.append(window.idle_level.value())
+    player.wait(10)
+    assert max(levels) >= quiet + 20, (quiet, levels)  # speech lifts the bar well above the virtual mic's silence
+
+
+def test_test_speaker_plays_the_sentence_on_the_chosen_speaker(qtbot, window, virtual_audio, tmp_path) -> None:
+    from engine.audio.device_check import TEST_SENTENCE
+    from engine.tts.policies import make_policy
+    from engine.tts.synthesizer import IncrementalSynthesizer
+    from engine.tts.voice import TwoStageVoice
+
+    heard = tmp_path / "speaker.wav"
+    results: list[object] = []
+    window.controller.speaker_tested.connect(results.append)
+    with virtual_audio.record_speaker(heard, tail_s=0.8):
+        window.test_speaker_button.click()
+        assert not window.test_speaker_button.isEnabled()
+        qtbot.waitUntil(lambda: bool(results), timeout=60_000)
+    assert results == [None], results
+    assert window.test_speaker_button.isEnabled() and "Did you hear it" in window.statusBar().currentMessage()
+    voice = TwoStageVoice()
+    synthesizer = IncrementalSynthesizer(voice, make_policy("full"))
+    expected = np.concatenate([p.samples for p in synthesizer.feed(TEST_SENTENCE) + synthesizer.flush()])
+    recording, rate = va.read_mono(heard)
+    score, _ = va.aligned_correlation(recording, resample(expected, voice.sample_rate, rate))
+    assert score > 0.8, score
+
+
+def test_a_speaker_that_cannot_play_says_so_in_the_window(qtbot, window) -> None:
+    window.output_combo.addItem("gone", "no-such-speaker")
+    window.output_combo.setCurrentIndex(window.output_combo.count() - 1)
+    window.test_speaker_button.click()
+    qtbot.waitUntil(lambda: "speaker test failed" in window.message.text(), timeout=60_000)
+    assert "no-such-speaker" in window.message.text() and window.test_speaker_button.isEnabled()
+
+
+def test_keyboard_starts_stops_and_cancels_a_session(qtbot, window, shadow_models, speech_dir, speech_manifest):
+    from app.widgets.settings_panel import SOURCE_FILE
+
+    window.controller.models = shadow_models
+    item = next(e for e in speech_manifest if e["id"] == "librivox_sonnet002")
+    window.settings_panel.source.setCurrentText(SOURCE_FILE)
+    window.settings_panel.source_file.setText(str(speech_dir / item["wav"]))
+    window.start_button.setFocus()
+    qtbot.keyClick(window, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: window.state == "running", timeout=10_000)
+    qtbot.waitUntil(lambda: window.transcript.counts[2] > 0, timeout=30_000)
+    qtbot.keyClick(window, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: window.state == "cancelled", timeout=5000)
+    assert "Last session:" in window.meters.summary.text()
+    window.start_button.setFocus()
+    qtbot.keyClick(window, Qt.Key.Key_Space)
+    qtbot.waitUntil(lambda: window.state == "running", timeout=10_000)
+    qtbot.waitUntil(lambda: window.transcript.counts[1] + window.transcript.counts[2] > 0, timeout=30_000)
+    qtbot.keyClick(window, Qt.Key.Key_Space)  # stop: what was heard is still spoken
+    qtbot.waitUntil(lambda: window.state == "done", timeout=60_000)
+    assert window.transcript.counts[1] == 0  # every committed word was spoken
+
+
+def test_a_past_session_opens_again_and_replays_side_by_side_from_a_clicked_word(
+    qtbot, window, virtual_audio, shadow_models, speech_dir, speech_manifest, tmp_path
+) -> None:
+    from PySide6.QtCore import QUrl
+
+    from app.widgets.settings_panel import SOURCE_FILE
+    from engine.audio.io import load_audio
+
+    window.controller.models = shadow_models
+    item = next(e for e in speech_manifest if e["id"] == SHORT)
+    window.settings_panel.source.setCurrentText(SOURCE_FILE)
+    window.settings_panel.source_file.setText(str(speech_dir / item["wav"]))
+    window.start_button.click()
+    qtbot.waitUntil(lambda: window.state == "done", timeout=90_000)
+    folder = window.controller.session_folder
+    window.transcript.clear_words()
+
+    dialog = window.show_sessions()
+    assert dialog.list.count() == 1 and dialog.selected() == folder
+    dialog.open_button.click()
+    qtbot.waitUntil(lambda: window.transcript.counts[2] >= 12, timeout=2000)
+    assert window.transcript.clickable and window.shown_folder == folder
+    assert "Last session:" in window.meters.summary.text()
+
+    heard = tmp_path / "replay.wav"
+    with virtual_audio.record_speaker(heard, rate=16000, channels=2, tail_s=0.8):
+        dialog.side_button.click()
+        assert window.replay is not None
+        qtbot.waitUntil(lambda: window.replay is None, timeout=60_000)
+    recording, _ = sf.read(str(heard), dtype="float32", always_2d=True)
+    source = load_audio(folder / "input.wav")
+    voice = load_audio(folder / "output.wav")
+    left, _ = va.aligned_correlation(recording[:, 0], source)
+    right, _ = va.aligned_correlation(recording[:, 1], voice)
+    assert left > 0.8 and right > 0.8, (left, right)
+    cross, _ = va.aligned_correlation(recording[:, 0], voice)
+    assert cross < 0.5, cross  # the voice is not on the speaker's channel
+
+    dialog.close()  # back to the window, whose transcript the user clicks
+    window.activateWindow()
+    qtbot.wait(300)  # the transcript renders its words as links
+    window.transcript.anchorClicked.emit(QUrl("w5"))  # the sixth word, clicked
+    assert window.replay is not None
+    message = window.statusBar().currentMessage()
+    assert "side by side from" in message, message
+    qtbot.keyClick(window, Qt.Key.Key_Escape)  # stops the replay
+    assert window.replay is None
+
+
+def test_the_summary_scores_the_voice_against_a_transcript_beside_the_recording(tmp_path: Path) -> None:
+    from app.session_controller import reference_text
+    from app.widgets.meters_panel import summary_text
+
+    (tmp_path / "talk.txt").write_text("Hello there.\n", encoding="utf-8")
+    assert reference_text(tmp_path / "talk.wav") == "Hello there."
+    assert reference_text(tmp_path / "other.wav") is None
+    report = {"audio_s_heard": 12.0, "words": [{"speak_end_s": 13.2}, {"speak_end_s": None}], "underruns": 1,
+              "ear_voice_lag_s": {"median": 2.0, "p90": 3.1}, "commit_latency_s": {"median": 0.5}}  # fmt: skip
+    text = summary_text(report, wer_spoken=0.25)
+    assert text == ("Last session: 13 s · 2 words committed, 1 spoken · ear-voice lag median 2.00 s, p90 3.10 s · "
+                    "1 underrun · commit latency median 0.50 s · wer_spoken 0.250")  # fmt: skip
