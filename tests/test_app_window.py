@@ -164,7 +164,8 @@ def test_a_speaker_that_cannot_play_says_so_in_the_window(qtbot, window) -> None
     window.output_combo.setCurrentIndex(window.output_combo.count() - 1)
     window.test_speaker_button.click()
     qtbot.waitUntil(lambda: "speaker test failed" in window.message.text(), timeout=60_000)
-    assert "no-such-speaker" in window.message.text() and window.test_speaker_button.isEnabled()
+    assert "no-such-speaker" in window.message.text() and "Choose another speaker" in window.message.text()
+    assert window.test_speaker_button.isEnabled()
 
 
 def test_keyboard_starts_stops_and_cancels_a_session(qtbot, window, shadow_models, speech_dir, speech_manifest):
@@ -251,3 +252,22 @@ def test_the_summary_scores_the_voice_against_a_transcript_beside_the_recording(
     text = summary_text(report, wer_spoken=0.25)
     assert text == ("Last session: 13 s · 2 words committed, 1 spoken · ear-voice lag median 2.00 s, p90 3.10 s · "
                     "1 underrun · commit latency median 0.50 s · wer_spoken 0.250")  # fmt: skip
+
+
+def test_the_transcript_takes_its_colours_from_a_dark_palette(qtbot, window) -> None:
+    from PySide6.QtGui import QColor, QPalette
+
+    dark = QPalette()
+    for role, colour in ((QPalette.ColorRole.Base, "#1e1e1e"), (QPalette.ColorRole.Text, "#e0e0e0"),
+                         (QPalette.ColorRole.Highlight, "#3d6fb4"), (QPalette.ColorRole.HighlightedText, "#ffffff"),
+                         (QPalette.ColorRole.PlaceholderText, "#8a8a8a")):  # fmt: skip
+        dark.setColor(role, QColor(colour))
+    window.transcript.setPalette(dark)
+    records = _records(["night", "mode"])
+    window.transcript.add_committed(records)
+    window.transcript.mark_spoken(records[:1])
+    window.transcript.set_tentative(["maybe"])
+    qtbot.wait(300)
+    html = window.transcript.toHtml().lower()
+    assert "#3d6fb4" in html and "#8a8a8a" in html  # spoken words and tentative ones in the palette's colours
+    assert "#ffe08a" not in html  # no fixed light-theme colour

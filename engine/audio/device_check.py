@@ -17,6 +17,7 @@ log = logging.getLogger(__name__)
 
 SILENT_DB = -120.0
 TEST_SENTENCE = "This is liveshadow's voice. If you can hear this sentence, the speaker works."
+WHAT_TO_DO = "Choose another speaker, or close the program that is using it, and press Refresh devices."
 DRAIN_MARGIN_S = 5.0
 
 
@@ -73,9 +74,9 @@ def speak_on(device: int | str | None, voice, text: str = TEST_SENTENCE) -> floa
             if not player.drain(timeout=seconds + DRAIN_MARGIN_S):
                 player.check()
                 raise AudioDeviceError(f"the speaker {device!r} did not play the test sentence (busy or stalled?)")
-    except AudioDeviceError:
-        raise
+    except AudioDeviceError as exc:
+        raise AudioDeviceError(f"{exc}. {WHAT_TO_DO}") from exc
     except Exception as exc:  # PortAudio's own errors, e.g. a device that went away
-        raise AudioDeviceError(f"cannot play on the speaker {device!r}: {exc}") from exc
+        raise AudioDeviceError(f"cannot play on the speaker {device!r}: {exc}. {WHAT_TO_DO}") from exc
     log.info("spoke the test sentence on %r (%.1f s)", device, seconds)
     return seconds
