@@ -168,7 +168,9 @@ def test_a_speaker_that_cannot_play_says_so_in_the_window(qtbot, window) -> None
     assert window.test_speaker_button.isEnabled()
 
 
-def test_keyboard_starts_stops_and_cancels_a_session(qtbot, window, shadow_models, speech_dir, speech_manifest):
+def test_keyboard_starts_stops_cancels_and_exports_a_session(
+    qtbot, window, shadow_models, speech_dir, speech_manifest, tmp_path, monkeypatch
+) -> None:
     from app.widgets.settings_panel import SOURCE_FILE
 
     window.controller.models = shadow_models
@@ -189,6 +191,14 @@ def test_keyboard_starts_stops_and_cancels_a_session(qtbot, window, shadow_model
     qtbot.keyClick(window, Qt.Key.Key_Space)  # stop: what was heard is still spoken
     qtbot.waitUntil(lambda: window.state == "done", timeout=60_000)
     assert window.transcript.counts[1] == 0  # every committed word was spoken
+    from app import main_window
+
+    target = tmp_path / "exported"
+    target.mkdir()
+    monkeypatch.setattr(main_window.QFileDialog, "getExistingDirectory", lambda *_a, **_k: str(target))
+    qtbot.keyClick(window, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
+    exported = target / window.controller.session_folder.name
+    assert (exported / "spoken.vtt").is_file() and (exported / "report.json").is_file()
 
 
 def test_a_past_session_opens_again_and_replays_side_by_side_from_a_clicked_word(
