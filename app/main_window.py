@@ -60,6 +60,7 @@ DEFAULT_SIZE = (1100, 760)
 MIN_SIZE = (400, 300)  # a remembered geometry smaller than this (e.g. from a window never shown) is ignored
 METER_INTERVAL_MS = 100  # 10 Hz
 HOTPLUG_INTERVAL_MS = 4000
+HEARING_DB = -45  # an idle microphone level above this is someone speaking into it
 HEADPHONES = (
     "Use headphones. With speakers the voice reaches the microphone and is recognized and spoken again. "
     "If you must use speakers, set Echo guard to “gate”: the microphone is ignored while the voice plays."
@@ -320,11 +321,12 @@ class MainWindow(QMainWindow):
             return
         self.level_monitor = monitor
 
-    def _stop_level_monitor(self) -> None:
+    def _stop_level_monitor(self, reset: bool = True) -> None:
         monitor, self.level_monitor = self.level_monitor, None
         if monitor is not None:
             monitor.stop()
-        self.idle_level.setValue(-60)
+        if reset:
+            self.idle_level.setValue(-60)
 
     def export_session(self) -> None:
         folder = self.controller.session_folder
@@ -516,7 +518,9 @@ class MainWindow(QMainWindow):
         open: the level monitor is closed for it)."""
         if self.state in ACTIVE_STATES or self.controller.testing_speaker or self.replay is not None:
             return  # a re-scan would pull the device from under an open stream
-        self._stop_level_monitor()
+        if self.idle_level.value() > HEARING_DB:
+            return  # someone is checking the microphone: the re-scan (which closes it) can wait
+        self._stop_level_monitor(reset=False)
         try:
             rescan()
             now = {(d, x.name) for d in ("input", "output") for x in list_devices(d)}  # type: ignore[arg-type]
