@@ -258,6 +258,19 @@ class IncrementalSynthesizer:
     def pending_words(self) -> int:
         return len(self._sentence.words)
 
+    def pending_phonemes(self) -> tuple[int, int, bool]:
+        """(phonemes of fed words no piece holds yet, phonemes of the hint words after them, whether the current
+        sentence has a piece yet): what a READ/SPEAK policy sees of the text (``engine/tts/learned``)."""
+        sentence = self._sentence
+        if not sentence.words:
+            return 0, 0, False
+        fed = len(sentence.words)
+        spoken = sentence.spoken_words
+        units = self._units(sentence)
+        pending = sum(u.n_phonemes for u in units if spoken <= u.first_word < fed)
+        hint = sum(u.n_phonemes for u in units if u.first_word >= fed)
+        return pending, hint, sentence.next_chunk > 0
+
     # ----- internals
     def _at_phrase_start(self, sentence: _Sentence) -> bool:
         """The last word spoken ends a phrase inside the sentence ("brow,"), or the voice resumes after going silent
