@@ -71,3 +71,24 @@ def test_a_real_recording_replayed_speaks_every_word_once_in_order(
     assert [w.text for w in read.words] == committed == [w.text for w in speak.words]
     assert speak.lag_median_s < read.lag_median_s
     assert speak.underruns >= read.underruns  # word by word, compute leaves gaps the waiting voice does not have
+
+
+def test_rewards_charge_long_reading_each_underrun_once_and_distance_from_the_whole_sentence_voice(
+    environment,
+) -> None:
+    from dataclasses import replace
+
+    from engine.tts.learned.environment import RewardWeights, episode_return
+
+    weights = RewardWeights()
+    episode = _constructed()
+    read = environment.run(episode, always(READ))
+    speak = environment.run(episode, always(SPEAK))
+    # always READ: 22 steps in a row; every READ past the target costs
+    assert read.excess_reads(weights.reads_target) == len(episode.steps) - weights.reads_target
+    assert speak.excess_reads(weights.reads_target) == 0
+    # speaking word by word sounds less like the whole-sentence voice than speaking with the sentence in hand
+    assert len(speak.word_distances_db) == len(SENTENCE.split()) and speak.distance_db > read.distance_db
+    one_more = replace(speak, underruns=speak.underruns + 1)
+    assert episode_return(one_more, weights) == pytest.approx(episode_return(speak, weights) - weights.underrun)
+    assert episode_return(speak, weights) <= 0 and episode_return(read, weights) <= 0

@@ -21,7 +21,8 @@ from engine.tts.chunker import ChunkSizes
 from engine.tts.frontend import Unit, ends_phrase, ends_sentence
 from engine.tts.learned.episodes import ArrivedWord, Episode
 from engine.tts.pieces import AudioPiece
-from engine.tts.policies import LookaheadPolicy, Window
+from engine.tts.policies import FullSentencePolicy, LookaheadPolicy, Window
+from engine.tts.quality import word_distances_db
 from engine.tts.synthesizer import IncrementalSynthesizer
 from engine.tts.timeline import PlaybackTimeline
 from engine.tts.voice import TwoStageVoice
@@ -98,10 +99,44 @@ class EpisodeOutcome:
     gap_s: float = 0.0
     starved_s: float = 0.0
     compute_s: float = 0.0
+    word_distances_db: list[float] = field(default_factory=list)  # against the whole-sentence voice, per word
 
     @property
     def lag_median_s(self) -> float | None:
         return statistics.median(w.lag_s for w in self.words) if self.words else None
+
+    @property
+    def lag_mean_s(self) -> float:
+        return statistics.fmean(w.lag_s for w in self.words) if self.words else 0.0
+
+    @property
+    def distance_db(self) -> float:
+        return statistics.fmean(self.word_distances_db) if self.word_distances_db else 0.0
+
+    def excess_reads(self, target: int) -> int:
+        """READs beyond ``target`` in a row, summed over the episode (the paper's penalty on reading too long)."""
+        excess, run = 0, 0
+        for action in self.actions:
+            run = run + 1 if action == READ else 0
+            excess += run > target
+        return excess
+
+
+@dataclass(frozen=True)
+class RewardWeights:
+    """What an episode's return charges (all costs, so the return is at most 0)."""
+
+    lag: float = 1.0  # per second of mean ear-voice lag
+    underrun: float = 0.5  # per underrun
+    reads_target: int = 6  # READs in a row allowed without cost (about 2 s of 0.3 s steps)
+    excess_read: float = 0.05  # per READ beyond that
+    quality: float = 0.2  # per dB of mean word distance from the whole-sentence voice
+
+
+def episode_return(outcome: EpisodeOutcome, weights: RewardWeights | None = None) -> float:
+    w = weights or RewardWeights()
+    return -(w.lag * outcome.lag_mean_s + w.underrun * outcome.underruns
+             + w.excess_read * outcome.excess_reads(w.reads_target) + w.quality * outcome.distance_db)  # fmt: skip
 
 
 def _speakable(words: tuple[ArrivedWord, ...]) -> list[ArrivedWord]:
@@ -111,10 +146,21 @@ def _speakable(words: tuple[ArrivedWord, ...]) -> list[ArrivedWord]:
 class ReadSpeakEnvironment:
     """Runs episodes with a decision function; one synthesizer (and voice) for all of them."""
 
-    def __init__(self, voice: TwoStageVoice, k: int = 1, sizes: ChunkSizes | None = None) -> None:
+    def __init__(self, voice: TwoStageVoice, k: int = 1, sizes: ChunkSizes | None = None, quality: bool = True) -> None:
         self.voice = voice
         self.policy = AgentPolicy(k=k)
         self.sizes = sizes or ChunkSizes(first=12, later=12)
+        self.quality = quality  # score each word against the whole-sentence voice (``word_distance_db``)
+        self._references: dict[str, tuple[np.ndarray, list[AudioPiece]]] = {}  # episode id -> whole-sentence voice
+
+    def reference(self, episode: Episode) -> tuple[np.ndarray, list[AudioPiece]]:
+        """The episode's words spoken a whole sentence at a time, with the same noise (made once per episode)."""
+        if episode.id not in self._references:
+            synthesizer = IncrementalSynthesizer(self.voice, FullSentencePolicy(), self.sizes)
+            pieces = synthesizer.feed([w.text for w in episode.words if w.text.strip()]) + synthesizer.flush()
+            audio = np.concatenate([p.samples for p in pieces]) if pieces else np.zeros(0, np.float32)
+            self._references[episode.id] = (audio, pieces)
+        return self._references[episode.id]
 
     def run(self, episode: Episode, decide: Callable[[Observation], int]) -> EpisodeOutcome:
         synthesizer = IncrementalSynthesizer(self.voice, self.policy, self.sizes)
@@ -126,8 +172,11 @@ class ReadSpeakEnvironment:
         commits: list[float] = []
         last_action, reads = READ, 0
 
+        made: list[AudioPiece] = []
+
         def play(pieces: list[AudioPiece], at_s: float) -> None:
             nonlocal voice_free_s
+            made.extend(pieces)
             for piece in pieces:
                 outcome.compute_s += piece.gen_s
                 ready = max(at_s, voice_free_s) + piece.gen_s
@@ -177,6 +226,11 @@ class ReadSpeakEnvironment:
         play(synthesizer.flush(), end_s)
         gaps = playback.timeline.gaps
         outcome.underruns, outcome.gap_s, outcome.starved_s = gaps.underruns, gaps.gap_s, gaps.starved_s
+        if self.quality and made:
+            reference, reference_pieces = self.reference(episode)
+            audio = np.concatenate([p.samples for p in made])
+            outcome.word_distances_db = word_distances_db(audio, made, reference, reference_pieces,
+                                                          self.voice.sample_rate)  # fmt: skip
         return outcome
 
 
