@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 
 from app.session_controller import SessionController, sessions_dir
 from app.settings import app_settings
-from app.widgets.meters_panel import MetersPanel
+from app.widgets.meters_panel import MetersPanel, level_bar_value
 from app.widgets.models_dialog import ModelsDialog
 from app.widgets.sessions_dialog import SessionsDialog
 from app.widgets.settings_panel import SOURCE_MIC, SettingsPanel
@@ -85,7 +85,6 @@ class MainWindow(QMainWindow):
         self.controller = SessionController(self)
         self.controller.speaker_tested.connect(self._on_speaker_tested)
         self.state = State.IDLE.value
-        self.last_summary: str | None = None
 
         # the top bar: mode and source, then the devices with their checks
         self.settings_panel = SettingsPanel(app_settings())
@@ -383,7 +382,6 @@ class MainWindow(QMainWindow):
         if reference and session.state == State.DONE:
             score = wer(reference, report.get("spoken_text", ""))
         self.meters.show_summary(report, score)
-        self.last_summary = self.meters.summary.text()
         if self.controller.session_folder is not None:
             self.shown_folder = self.controller.session_folder
             self.transcript.set_clickable(True)
@@ -474,7 +472,7 @@ class MainWindow(QMainWindow):
         snap = self.controller.snapshot()
         if snap is not None and self.state in ACTIVE_STATES:
             self.meters.show_snapshot(snap, psutil.cpu_percent(None))
-            self.idle_level.setValue(int(max(min(snap.input_level_db, 0), -60)))
+            self.idle_level.setValue(level_bar_value(snap.input_level_db))
             return
         self._start_level_monitor()
         monitor = self.level_monitor
@@ -485,7 +483,7 @@ class MainWindow(QMainWindow):
                 self._stop_level_monitor()
                 self.show_error(f"{exc} Connect it again and press Refresh devices.")
                 return
-            self.idle_level.setValue(int(max(min(level, 0), -60)))
+            self.idle_level.setValue(level_bar_value(level))
             self.meters.show_level(level)
 
     def _update_warning(self) -> None:

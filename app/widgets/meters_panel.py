@@ -26,6 +26,11 @@ def _seconds(value: float | None) -> str:
     return "–" if value is None or not math.isfinite(value) else f"{value:.2f} s"
 
 
+def level_bar_value(level_db: float) -> int:
+    """A level in dBFS as an input-level bar shows it (-60 to 0)."""
+    return int(max(min(level_db, 0), -60))
+
+
 def summary_text(report: dict, wer_spoken: float | None = None) -> str:
     """One paragraph on a finished session: duration, words, lag, underruns, commit latency (and ``wer_spoken``)."""
     lag = report.get(m.EAR_VOICE_LAG_S) or {}
@@ -177,7 +182,7 @@ class MetersPanel(QWidget):
 
     def show_level(self, level_db: float) -> None:
         """The input level bar (also fed by the idle device check)."""
-        self.level_bar.setValue(int(max(min(level_db, 0), -60)))
+        self.level_bar.setValue(level_bar_value(level_db))
 
     def show_summary(self, report: dict, wer_spoken: float | None = None) -> None:
         """A finished session: its summary, and its lag over the whole session (each word at its play time)."""

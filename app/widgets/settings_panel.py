@@ -206,16 +206,12 @@ class SettingsPanel(QWidget):
         for widget in (self.backend, self.model, self.model_browse):  # interpreting runs Whisper base
             widget.setEnabled(not interpreting)
 
-    def _knob_config(self) -> ShadowConfig:
-        return ShadowConfig(
-            commit=self.commit.currentText(), k=self.k.value(), first_chunk=self.first_chunk.value(),
-            chunk=self.chunk.value(), phrase_chunk=self.phrase_chunk.value(), hurry_below_s=self.hurry.value(),
-            tentative_lookahead=self.tentative_lookahead.isChecked(),
-        )  # fmt: skip
-
     def _show_preset(self) -> None:
         """The picker shows the preset the knobs match, or Custom; the label its figures."""
-        item = matching(self._knob_config())
+        try:
+            item = matching(self.config(None, None))
+        except ValueError:  # a combination the session would refuse matches no preset
+            item = None
         self.preset.blockSignals(True)
         self.preset.setCurrentIndex(self.preset.findData(item.key if item else CUSTOM))
         self.preset.blockSignals(False)

@@ -28,6 +28,23 @@ DEFAULT_BUFFER_S = 20.0
 CALLBACK_NOTES = 4096  # bounded record of callbacks not yet polled (~90 s at 1024-frame blocks and 48 kHz)
 
 
+def negotiate_output_rate(device: int | str | None, rate: int, channels: int = 1) -> int:
+    """``rate`` when the output device takes it, else the device's own default rate (the caller resamples)."""
+    sd = sounddevice_module()
+    try:
+        sd.check_output_settings(device=device, samplerate=rate, channels=channels, dtype="float32")
+        return rate
+    except Exception:  # PortAudioError or ValueError: rate not supported, or no such device
+        pass
+    try:
+        info = sd.query_devices(device, "output")
+    except (ValueError, sd.PortAudioError) as exc:
+        raise AudioDeviceError(f"output device {device!r} not available: {exc}") from exc
+    device_rate = int(info["default_samplerate"])
+    log.info("device %s does not take %d Hz; playing at %d Hz", info["name"], rate, device_rate)
+    return device_rate
+
+
 @dataclass(slots=True)
 class PlayedPiece:
     key: object
@@ -83,20 +100,7 @@ class Player:
         self._close_lock = threading.Lock()
 
     def _negotiate_rate(self) -> int:
-        """The source rate when the device takes it, else the device's own default rate (we resample)."""
-        sd = self._sd
-        try:
-            sd.check_output_settings(device=self.device, samplerate=self.source_rate, channels=1, dtype="float32")
-            return self.source_rate
-        except Exception:  # PortAudioError or ValueError: rate not supported, or no such device
-            pass
-        try:
-            info = sd.query_devices(self.device, "output")
-        except (ValueError, sd.PortAudioError) as exc:
-            raise AudioDeviceError(f"output device {self.device!r} not available: {exc}") from exc
-        rate = int(info["default_samplerate"])
-        log.info("device %s does not take %d Hz; playing at %d Hz", info["name"], self.source_rate, rate)
-        return rate
+        return negotiate_output_rate(self.device, self.source_rate)
 
     # ----- stream
     def start(self) -> None:

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from engine.audio.devices import AudioDeviceError, sounddevice_module
+from engine.audio.player import negotiate_output_rate
 
 log = logging.getLogger(__name__)
 
@@ -21,18 +22,9 @@ BLOCK_S = 0.2
 QUEUE_S = 2.0
 
 
-def output_rate(device: int | str | None, channels: int = 2) -> int:
-    """``PREFERRED_RATE`` when the device takes it, else its default rate."""
-    sd = sounddevice_module()
-    try:
-        sd.check_output_settings(device=device, samplerate=PREFERRED_RATE, channels=channels, dtype="float32")
-        return PREFERRED_RATE
-    except Exception:  # PortAudioError or ValueError: ask for the device's own rate
-        pass
-    try:
-        return int(sd.query_devices(device, "output")["default_samplerate"])
-    except (ValueError, sd.PortAudioError) as exc:
-        raise AudioDeviceError(f"output device {device!r} not available: {exc}") from exc
+def output_rate(device: int | str | None) -> int:
+    """``PREFERRED_RATE`` when the device takes it in stereo, else its default rate."""
+    return negotiate_output_rate(device, PREFERRED_RATE, channels=2)
 
 
 class Replay:

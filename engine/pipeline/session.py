@@ -27,6 +27,7 @@ from engine.asr.english_guard import EnglishGuard
 from engine.asr.run import LongAudio, StreamRun, run_capture, run_stream
 from engine.asr.streaming import StepResult, StreamingRecognizer
 from engine.audio.block import AudioBlock
+from engine.audio.device_check import level_db
 from engine.clock import Clock, RealClock, SimulatedClock
 from engine.metrics import names as m
 from engine.metrics.shadowing import ear_voice_lag_s
@@ -408,9 +409,9 @@ class ShadowSession:
 
     def _level(self, samples: np.ndarray) -> None:
         if samples.size:
-            rms = float(np.sqrt(np.mean(np.square(samples, dtype=np.float64))))
+            level = level_db(samples)
             with self._lock:
-                self._snapshot.input_level_db = 20.0 * np.log10(max(rms, 1e-6))
+                self._snapshot.input_level_db = level
 
     def _on_step(self, step: StepResult) -> None:
         if self._cancel.is_set():
