@@ -220,6 +220,7 @@ class MainWindow(QMainWindow):
         self.controller.committed.connect(self._on_committed)
         self.controller.spoken.connect(self._on_spoken)
         self.controller.error.connect(self.show_error)
+        self.controller.warning.connect(self.show_warning)
         self.settings_panel.changed.connect(self._update_warning)
         self.transcript.word_clicked.connect(lambda start: self.replay_session(None, None, start - LEAD_IN_S))
         self._replay_timer = QTimer(self)
@@ -497,6 +498,11 @@ class MainWindow(QMainWindow):
 
     def _key(self, direction: Direction) -> str:
         return KEY_INPUT_DEVICE if direction == "input" else KEY_OUTPUT_DEVICE
+
+    def show_warning(self, text: str) -> None:
+        """The session goes on, but the user should know (shown in the window; the engine has logged it)."""
+        self.message.setText(text)
+        self.message.setStyleSheet("color: #8a5300;")
 
     def show_error(self, text: str) -> None:
         """Errors are shown in the window (and logged), never only on a console."""

@@ -57,6 +57,9 @@ class _Relay(SessionListener):
     def on_error(self, message: str) -> None:
         self.controller.error.emit(message)
 
+    def on_warning(self, message: str) -> None:
+        self.controller.warning.emit(message)
+
 
 class SessionController(QObject):
     state_changed = Signal(str)  # State values, plus "loading" while models load
@@ -64,6 +67,7 @@ class SessionController(QObject):
     committed = Signal(list)
     spoken = Signal(list)
     error = Signal(str)
+    warning = Signal(str)  # the session runs, but not quite as asked (e.g. the learned policy fell back)
     speaker_tested = Signal(object)  # None when the test sentence played, else what went wrong
     _loaded = Signal(object, object, object)  # models or None, error text or None, the start request
 

@@ -166,12 +166,12 @@ def _shadow_config(args: argparse.Namespace):  # noqa: ANN202 - ShadowConfig, im
     from engine.pipeline.config import ShadowConfig
 
     knobs = dict(preset(args.preset).knobs) if args.preset else {}
-    given = {"commit": args.commit, "k": args.k, "first_chunk": args.first_chunk, "chunk": args.chunk,
-             "phrase_chunk": args.phrase_chunk, "hurry_below_s": args.hurry,
+    given = {"commit": args.commit, "tts_policy": args.policy, "k": args.k, "first_chunk": args.first_chunk,
+             "chunk": args.chunk, "phrase_chunk": args.phrase_chunk, "hurry_below_s": args.hurry,
              "tentative_lookahead": False if args.final_lookahead else None}  # fmt: skip
     knobs.update({name: value for name, value in given.items() if value is not None})
     return ShadowConfig(
-        backend=args.backend, model=args.model, tts_policy=args.policy, voice=args.voice, echo_guard=args.echo_guard,
+        backend=args.backend, model=args.model, voice=args.voice, echo_guard=args.echo_guard,
         input_device=_device(args.input), output_device=_device(args.output), voice_rate=args.voice_rate,
         cpu_slowdown=args.cpu_slowdown, catch_up=args.catch_up,
         translate_from=args.translate_from.lower() if args.translate_from else None, **knobs,
@@ -399,12 +399,35 @@ def _device(text: str | None) -> str | int | None:
     return int(text) if text is not None and text.isdigit() else text
 
 
+POLICY_HELP = ("when the voice speaks: lookahead (Ma et al.'s, with --k; the default), learned (the trained READ/SPEAK "
+               "policy), wait-K-steps, full (whole sentences) or naive")  # fmt: skip
+
+
+def _policy_knobs(name: str) -> dict:
+    from engine.eval.runner import tts_config
+
+    return tts_config(name) if name != "lookahead" else {"tts_policy": "lookahead"}
+
+
+def _voice_policy(text: str) -> str:
+    """A voice policy name as the command line takes it (``lookahead`` with ``--k``, or one ``eval`` names)."""
+    from engine.eval.runner import tts_config
+
+    if text in ("lookahead", "full", "naive"):
+        return text
+    try:
+        tts_config(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+    return text
+
+
 def _run_bench(args: argparse.Namespace) -> int:
     progress = lambda text: log.info("bench %s: %s", args.stage, text)  # noqa: E731
     if args.stage not in ("shadow", "interpret") and args.cpu_slowdown != 1.0:
         return _fail("--cpu-slowdown is for bench shadow and bench interpret", EXIT_USAGE)
-    if args.stage != "shadow" and (args.model or args.preset):
-        return _fail("--model and --preset are for bench shadow", EXIT_USAGE)
+    if args.stage != "shadow" and (args.model or args.preset or args.policies):
+        return _fail("--model, --preset and --policies are for bench shadow", EXIT_USAGE)
     if args.stage == "interpret":
         from engine import paths
         from engine.pipeline import bench_interpret
@@ -441,18 +464,26 @@ def _run_bench(args: argparse.Namespace) -> int:
                 presets = [preset(key.strip()) for key in args.preset.split(",") if key.strip()] if args.preset else []
             except ValueError as exc:
                 return _fail(str(exc), EXIT_USAGE)
+            try:
+                policies = [_voice_policy(p.strip()) for p in (args.policies or "").split(",") if p.strip()]
+            except argparse.ArgumentTypeError as exc:
+                return _fail(str(exc), EXIT_USAGE)
             reports = {}
             for name in names:
                 for item in presets or [None]:
-                    run_config = replace(config, model=None if name in (None, TINY_EN) else name)
-                    run_config = item.apply(run_config) if item is not None else run_config
-                    label = " · ".join(x for x in (name if len(names) > 1 else None, item and item.key) if x)
-                    reports[label or TINY_EN] = stage_bench.run_bench(manifest, config=run_config, progress=progress)
+                    for policy in policies or [None]:
+                        run_config = replace(config, model=None if name in (None, TINY_EN) else name)
+                        run_config = item.apply(run_config) if item is not None else run_config
+                        run_config = replace(run_config, **_policy_knobs(policy)) if policy else run_config
+                        parts = (name if len(names) > 1 else None, item and item.key, policy)
+                        label = " · ".join(x for x in parts if x)
+                        reports[label or TINY_EN] = stage_bench.run_bench(manifest, config=run_config,
+                                                                          progress=progress)  # fmt: skip
             for label, one in reports.items():
                 if len(reports) > 1:
                     print(f"{label}:")
                 print(stage_bench.format_table(one))
-            runs = "models" if len(presets) <= 1 else "runs"
+            runs = "models" if len(presets) <= 1 and len(policies) <= 1 else "runs"
             report = next(iter(reports.values())) if len(reports) == 1 else {"bench": "shadow", runs: reports}
         else:
             report = stage_bench.run_bench(manifest, progress=progress)
@@ -503,7 +534,7 @@ def build_parser() -> argparse.ArgumentParser:
     speak.add_argument("text", nargs="?", help="the text to speak (or --stdin)")
     speak.add_argument("--stdin", action="store_true", help="read words from standard input as they are typed")
     speak.add_argument("--words-per-second", type=float, metavar="R", help="feed the words at this steady rate")
-    speak.add_argument("--policy", choices=("lookahead", "full", "naive"), default="lookahead")
+    speak.add_argument("--policy", type=_voice_policy, default="lookahead", metavar="POLICY", help=POLICY_HELP)
     speak.add_argument("--k", type=int, default=1, help="lookahead chunks for --policy lookahead (default 1)")
     speak.add_argument("--first-chunk", type=int, default=18, metavar="PHONEMES", help="first chunk size (18)")
     speak.add_argument("--chunk", type=int, default=12, metavar="PHONEMES", help="later chunk size (12)")
@@ -540,6 +571,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--preset", metavar="PRESETS",
                        help="shadow: presets compared in one run (lowest-lag,balanced,best-voice)")  # fmt: skip
+    bench.add_argument("--policies", metavar="POLICIES",
+                       help="shadow: voice policies compared in one run, e.g. lookahead-1,learned (full, naive, "
+                            "lookahead-K, wait-K-steps, learned)")  # fmt: skip
     _add_cpu_slowdown(bench)
     bench.set_defaults(func=_run_bench)
 
@@ -567,7 +601,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the lag/voice trade-off: lowest-lag, balanced (the defaults) or best-voice; the knobs "
                              "below, when given, change it")  # fmt: skip
     shadow.add_argument("--commit", help="la2 (default), hold2, waitk or offline")
-    shadow.add_argument("--policy", choices=("lookahead", "full", "naive"), default="lookahead")
+    shadow.add_argument("--policy", type=_voice_policy, metavar="POLICY", help=f"{POLICY_HELP} (lookahead)")
     shadow.add_argument("--k", type=int, help="lookahead chunks (1)")
     shadow.add_argument("--first-chunk", type=int, metavar="PHONEMES", help="first chunk size (12)")
     shadow.add_argument("--chunk", type=int, metavar="PHONEMES", help="later chunk size (12)")
@@ -615,7 +649,41 @@ def build_parser() -> argparse.ArgumentParser:
     stress.add_argument("--manifest", metavar="JSONL", help="recordings to start from (default ../shared/speech)")
     stress.add_argument("--recordings", metavar="IDS", help="ids for the per-recording conditions, or all")
     stress.set_defaults(func=_run_stress_set)
+
+    trainer = sub.add_parser(
+        "train-policy",
+        parents=[common],
+        help="train the learned READ/SPEAK voice policy (needs torch: the developer install)",
+    )
+    _add_train_arguments(trainer)
+    trainer.set_defaults(func=_run_train_policy)
     return parser
+
+
+def _add_train_arguments(parser: argparse.ArgumentParser) -> None:
+    """The trainer's options, without importing torch for every command (``engine.tts.learned.train`` has them)."""
+    try:
+        from engine.tts.learned.train import add_arguments
+    except ImportError:  # the packaged app (the trainer's own imports are lazy; this is a safety net)
+        parser.add_argument("--out", required=True)
+        return
+    add_arguments(parser)
+
+
+def _run_train_policy(args: argparse.Namespace) -> int:
+    try:
+        import torch  # noqa: F401 - only to say clearly when it is missing
+
+        from engine.tts.learned.train import settings_from, train
+    except ImportError as exc:
+        return _fail(f"train-policy needs torch, which only the developer install has (scripts/setup): {exc}")
+    logging.getLogger("faster_whisper").setLevel(logging.WARNING)
+    try:
+        path = train(settings_from(args), progress=lambda line: print(line, flush=True))
+    except (OSError, ValueError) as exc:
+        return _fail(str(exc))
+    print(f"trained policy: {path} (copy it to assets/{path.name} to ship it)")
+    return EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -102,6 +102,15 @@ class _Models:
         return f"spoke the test sentence in {len(pieces)} pieces ({audio.size / 16000:.2f} s) and heard it back"
 
 
+def learned_policy() -> str:
+    from engine.tts.learned.agent import LearnedAgent
+    from engine.tts.learned.driver import Observation
+
+    agent = LearnedAgent()
+    agent.decide(Observation(20, 10, 0.2, 2.0, False, True, 0.3, 2, 0))
+    return f"{agent.path}: SPEAK probability {agent.last_speak_probability:.2f} with 20 phonemes pending, 0.2 s in hand"
+
+
 def audio_devices() -> str:
     from engine.audio.devices import list_devices
 
@@ -123,6 +132,7 @@ def checks(window: Callable[[], str] | None = None) -> list[Check]:
         ("recognizer", models.recognizer),
         ("voice-activity detector", models.vad),
         ("speak and recognize back", models.round_trip),
+        ("learned voice policy", learned_policy),
         ("audio devices", audio_devices),
     ]
     if window is not None:

@@ -281,3 +281,28 @@ def test_the_transcript_takes_its_colours_from_a_dark_palette(qtbot, window) -> 
     html = window.transcript.toHtml().lower()
     assert "#3d6fb4" in html and "#8a8a8a" in html  # spoken words and tentative ones in the palette's colours
     assert "#ffe08a" not in html  # no fixed light-theme colour
+
+
+def test_the_learned_policy_is_picked_in_the_window_and_a_broken_one_is_shown_falling_back(
+    qtbot, window, shadow_models, speech_dir, speech_manifest, tmp_path, monkeypatch
+) -> None:
+    from app.widgets.settings_panel import SOURCE_FILE
+    from engine.tts.learned import agent as agent_module
+
+    panel = window.settings_panel
+    panel.policy.setCurrentIndex(panel.policy.findData("learned"))
+    assert panel.config(None, None).tts_policy == "learned" and panel.preset.currentData() == CUSTOM
+    broken = tmp_path / "learned_policy.onnx"
+    broken.write_bytes(b"truncated")
+    monkeypatch.setattr(agent_module, "default_policy_path", lambda: broken)
+    window.controller.models = shadow_models
+    item = next(e for e in speech_manifest if e["id"] == "vctk_p225_002")
+    panel.source.setCurrentText(SOURCE_FILE)
+    panel.source_file.setText(str(speech_dir / item["wav"]))
+    window.start_button.click()
+    qtbot.waitUntil(lambda: "lookahead-1 instead" in window.message.text(), timeout=10_000)
+    assert str(broken) in window.message.text()
+    qtbot.waitUntil(lambda: window.state == "done", timeout=60_000)
+    assert window.transcript.counts[1] == 0  # the fallback spoke every committed word
+    panel.apply_preset(preset("balanced"))
+    assert panel.policy.currentData() == "lookahead"  # a preset sets the voice policy back to its own

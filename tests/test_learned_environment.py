@@ -6,21 +6,13 @@ import pytest
 
 from engine.audio.io import load_audio
 from engine.tts.learned.environment import READ, SPEAK, Observation, ReadSpeakEnvironment, always
-from engine.tts.learned.episodes import ArrivedWord, Episode, Step, record_episode
-
-SENTENCE = "The quick brown fox jumps over the lazy dog, and then it runs back into the forest again."
+from engine.tts.learned.episodes import Episode, record_episode
+from tests.learned_episodes import SENTENCE, constructed
 
 
 def _constructed() -> Episode:
     """A word every 0.3 s, committed 0.8 s after it ends, a recognizer step every 0.3 s, two words of hint."""
-    words = SENTENCE.split()
-    arrived = [ArrivedWord(w, 0.3 * i, 0.3 * i + 0.25, 0.3 * i + 1.05) for i, w in enumerate(words)]
-    steps = []
-    for n in range(len(words) + 4):  # step n commits word n; four steps with nothing new at the end
-        committed = (arrived[n],) if n < len(words) else ()
-        hint = tuple(words[n + 1 : n + 3])
-        steps.append(Step(0.3 * n + 1.05, committed, hint, True))
-    return Episode("constructed", 0.3 * len(words) + 0.5, steps, SENTENCE)
+    return constructed(SENTENCE, pace_s=0.3, delay_s=0.8)
 
 
 @pytest.fixture(scope="module")
@@ -92,3 +84,35 @@ def test_rewards_charge_long_reading_each_underrun_once_and_distance_from_the_wh
     one_more = replace(speak, underruns=speak.underruns + 1)
     assert episode_return(one_more, weights) == pytest.approx(episode_return(speak, weights) - weights.underrun)
     assert episode_return(speak, weights) <= 0 and episode_return(read, weights) <= 0
+
+
+def test_each_decision_is_charged_what_follows_from_it_and_the_charges_add_up_to_the_return(environment) -> None:
+    from engine.tts.learned.environment import RewardWeights, episode_return
+
+    weights = RewardWeights()
+    for outcome in (environment.run(_constructed(), always(READ)), environment.run(_constructed(), always(SPEAK))):
+        costs = outcome.step_costs(weights)
+        assert costs.shape == (len(outcome.actions),) and (costs >= 0).all()
+        assert costs.sum() == pytest.approx(-episode_return(outcome, weights))
+        assert sum(outcome.step_underruns) == outcome.underruns  # an underrun is charged once, to one decision
+    read = environment.run(_constructed(), always(READ))
+    # waiting: nothing is charged before the sentence's end is spoken, except the READs past the target
+    end = next(i for i, c in enumerate(read.step_costs(weights)) if c > weights.excess_read + 1e-9)
+    assert end >= len(SENTENCE.split()) - 1
+
+
+def test_a_slower_cpu_charges_the_voice_more_and_a_cached_voice_gives_the_same_episode(shadow_models) -> None:
+    from engine.tts.learned.cache import CachedVoice
+
+    cached = CachedVoice(shadow_models.voice)
+    fast = ReadSpeakEnvironment(cached, timer=cached.timer)
+    slow = ReadSpeakEnvironment(cached, voice_slowdown=3.0, timer=cached.timer)
+    first = fast.run(_constructed(), always(SPEAK))
+    misses = cached.misses
+    again = fast.run(_constructed(), always(SPEAK))
+    assert cached.misses == misses and cached.hits > 0  # the replay computed nothing
+    assert [w.play_end_s for w in again.words] == [w.play_end_s for w in first.words]  # charged what it cost
+    assert again.word_distances_db == pytest.approx(first.word_distances_db)
+    slower = slow.run(_constructed(), always(SPEAK))
+    assert slower.compute_s == pytest.approx(3.0 * first.compute_s)
+    assert slower.lag_mean_s > first.lag_mean_s

@@ -54,7 +54,7 @@ def test_a_removed_recognizer_file_is_named_and_fails_the_run(
     assert recognizer.startswith("FAIL") and "tokenizer.json" in recognizer and str(broken) in recognizer
     assert "FAIL  speak and recognize back" in out  # it needs the recognizer
     assert "PASS  voice, Stage II" in out  # the others still ran
-    assert out.splitlines()[-1] == "5 passed, 2 failed"
+    assert out.splitlines()[-1] == "6 passed, 2 failed"
 
 
 def test_a_removed_voice_file_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

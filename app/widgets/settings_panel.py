@@ -30,6 +30,8 @@ from engine.pipeline.presets import CUSTOM, PRESETS, Preset, matching, preset
 
 KEY_PREFIX = "session/"
 COMMIT_POLICIES = ("la2", "hold2", "waitk", "offline")
+# the voice's policy picker: (label, ShadowConfig.tts_policy)
+VOICE_POLICIES = (("Lookahead rules", "lookahead"), ("Learned (READ/SPEAK)", "learned"), ("Whole sentences", "full"))
 SOURCE_MIC = "Microphone"
 SOURCE_FILE = "Recording (file)"
 MODE_SHADOW = "Shadow (English)"
@@ -94,6 +96,14 @@ class SettingsPanel(QWidget):
         self.commit = QComboBox()
         self.commit.addItems(COMMIT_POLICIES)
         self.commit.setToolTip("la2: commit what two hypotheses in a row agree on (Liu et al. 2020)")
+        self.policy = QComboBox()
+        for label, name in VOICE_POLICIES:
+            self.policy.addItem(label, name)
+        self.policy.setToolTip(
+            "When the voice speaks. Lookahead rules: each chunk waits for k chunks after it, with the hurry and comma "
+            "rules below. Learned: a READ/SPEAK policy trained on recordings decides at every recognizer step "
+            "(docs/learned_policy.md). Whole sentences: waits for each sentence's end (the most natural voice)."
+        )
         self.k = QSpinBox()
         self.k.setRange(0, 4)
         self.k.setToolTip("Lookahead chunks the voice waits for before speaking a chunk (Ma et al. 2020)")
@@ -172,6 +182,7 @@ class SettingsPanel(QWidget):
         self.model.setAccessibleName("Recognizer model")
         form.addRow("Recognizer model", _path_row(self.model, self.model_browse))
         _add_row(form, "Commit policy", self.commit)
+        _add_row(form, "Voice policy", self.policy)
         _add_row(form, "Lookahead k (chunks)", self.k)
         _add_row(form, "First chunk (phonemes)", self.first_chunk)
         _add_row(form, "Later chunks (phonemes)", self.chunk)
@@ -184,7 +195,7 @@ class SettingsPanel(QWidget):
         _add_row(form, "Hurry below", self.hurry)
         _add_row(form, "Echo guard", self.echo_guard)
         self.load()
-        for combo in (self.mode, self.language, self.source, self.backend, self.commit, self.echo_guard):
+        for combo in (self.mode, self.language, self.source, self.backend, self.commit, self.policy, self.echo_guard):
             combo.currentIndexChanged.connect(self._save)
         self.mode.currentIndexChanged.connect(self._update_enabled)
         for spin in (self.k, self.first_chunk, self.chunk, self.phrase_chunk, self.voice_rate, self.hurry):
@@ -225,11 +236,12 @@ class SettingsPanel(QWidget):
     def apply_preset(self, item: Preset) -> None:
         """Set the knobs ``item`` names (one save and one ``changed`` for all of them)."""
         knobs = item.knobs
-        widgets = (self.commit, self.k, self.first_chunk, self.chunk, self.phrase_chunk, self.hurry,
+        widgets = (self.commit, self.policy, self.k, self.first_chunk, self.chunk, self.phrase_chunk, self.hurry,
                    self.tentative_lookahead)  # fmt: skip
         for widget in widgets:
             widget.blockSignals(True)
         self.commit.setCurrentText(str(knobs["commit"]))
+        self.policy.setCurrentIndex(max(self.policy.findData(str(knobs["tts_policy"])), 0))
         self.k.setValue(int(knobs["k"]))  # type: ignore[call-overload]
         self.first_chunk.setValue(int(knobs["first_chunk"]))  # type: ignore[call-overload]
         self.chunk.setValue(int(knobs["chunk"]))  # type: ignore[call-overload]
@@ -274,6 +286,7 @@ class SettingsPanel(QWidget):
         self.backend.setCurrentText(str(value("backend", d.backend, str)))
         self.model.setText(str(value("model", "", str)))
         self.commit.setCurrentText(str(value("commit", d.commit, str)))
+        self.policy.setCurrentIndex(max(self.policy.findData(str(value("tts_policy", d.tts_policy, str))), 0))
         self.k.setValue(int(value("k", d.k, int)))
         self.first_chunk.setValue(int(value("first_chunk", d.first_chunk, int)))
         self.chunk.setValue(int(value("chunk", d.chunk, int)))
@@ -290,6 +303,7 @@ class SettingsPanel(QWidget):
             "mode": self.mode.currentText(), "translate_from": self.language.currentData(),
             "source": self.source.currentText(), "source_file": self.source_file.text(),
             "backend": self.backend.currentText(), "model": self.model.text(), "commit": self.commit.currentText(),
+            "tts_policy": self.policy.currentData(),
             "k": self.k.value(), "first_chunk": self.first_chunk.value(), "chunk": self.chunk.value(),
             "phrase_chunk": self.phrase_chunk.value(), "voice": self.voice.text(),
             "voice_rate": self.voice_rate.value(), "hurry_below_s": self.hurry.value(),
@@ -336,7 +350,8 @@ class SettingsPanel(QWidget):
         return ShadowConfig(
             backend="whisper" if interpreting else self.backend.currentText(),
             model=None if interpreting else self.model.text().strip() or None, translate_from=self.translate_from(),
-            commit=self.commit.currentText(), k=self.k.value(), first_chunk=self.first_chunk.value(),
+            commit=self.commit.currentText(), tts_policy=str(self.policy.currentData()), k=self.k.value(),
+            first_chunk=self.first_chunk.value(),
             chunk=self.chunk.value(), phrase_chunk=self.phrase_chunk.value(),
             voice=self.voice.text().strip() or None, voice_rate=self.voice_rate.value(),
             echo_guard=self.echo_guard.currentText(), input_device=input_device, output_device=output_device,

@@ -6,6 +6,8 @@
 - ``gen_vs_audio_by_chunk.png``: generation time and audio time by chunk position (Ma et al., Fig. 8).
 - ``wer_vs_latency.png``: WER against commit latency for the commit policies (Liu et al. 2020, Fig. 3).
 - ``lag_over_time.png``: ear-voice lag per word over the longest recording, with its drift.
+- ``lag_vs_quality.png``: ear-voice lag against word distance from the whole-sentence voice, one point per voice
+  policy (the READ/SPEAK paper's latency/quality trade-off).
 - ``bleu_vs_lagging.png`` (a translation manifest): BLEU against computation-aware Average Lagging per configuration.
 """
 
@@ -150,6 +152,22 @@ def wer_vs_latency(out: Path, results: dict) -> str:
     )
 
 
+def lag_vs_quality(out: Path, results: dict) -> str:
+    """The voice policies' trade-off: ear-voice lag (median) against ``word_distance_db`` (mean), a point each."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for i, (name, r) in enumerate(results.items()):
+        lag, distance = r[m.EAR_VOICE_LAG_S]["median"], (r.get(m.WORD_DISTANCE_DB) or {}).get("mean")
+        if lag is None or distance is None:
+            continue
+        ax.plot(lag, distance, "o")
+        label = f"{name} ({r[m.UNDERRUNS]} underruns)"
+        ax.annotate(label, (lag, distance), textcoords="offset points", xytext=(5, 5 if i % 2 == 0 else -12),
+                    fontsize=7)  # fmt: skip
+    return _finish(fig, ax, out / "lag_vs_quality.png", "ear_voice_lag_s, median (s)",
+                   "word_distance_db, mean (dB)",
+                   "Lag vs voice quality of the voice policies", legend=False)  # fmt: skip
+
+
 def bleu_vs_lagging(out: Path, results: dict) -> str:
     """Interpreting: translation quality against computation-aware Average Lagging, one point per configuration."""
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -182,7 +200,7 @@ def lag_over_time(out: Path, words: list[tuple[float, float]], title: str, name:
 def write_all(out: Path, report: dict, lags: dict, models, entries: list[dict]) -> list[str]:  # noqa: ANN001
     runs = _tts_runs(models.voice, [e["text"].lower() for e in entries])
     files = [latency_vs_length(out, runs), time_balance_by_chunk(out, runs), gen_vs_audio_by_chunk(out, runs),
-             wer_vs_latency(out, report["results"])]  # fmt: skip
+             wer_vs_latency(out, report["results"]), lag_vs_quality(out, report["results"])]  # fmt: skip
     name = "lookahead-1+la2" if "lookahead-1+la2" in lags else next(iter(lags))
     files.append(lag_over_time(out, lags[name]["words"], f"Ear-voice lag over {lags[name]['id']} ({name})"))
     return files

@@ -26,6 +26,8 @@ from engine.metrics.wer import corpus_wer, wer
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.models import Models
 from engine.pipeline.shadow import shadow_file
+from engine.tts.learned.agent import LEARNED
+from engine.tts.learned.driver import wait_steps_k
 
 log = logging.getLogger(__name__)
 
@@ -35,17 +37,17 @@ CSV_FIELDS = (
     "id", "tts_policy", "commit", "duration_s", "reference_times", m.FIRST_AUDIO_S, m.COMPUTE_RATIO,
     "time_balance_min", m.UNDERRUNS, m.GAP_S, m.STARVED_S, "commit_latency_median_s", "commit_latency_p90_s",
     m.WER_COMMITTED, m.WER_OFFLINE, "ear_voice_lag_median_s", "ear_voice_lag_p90_s", m.CHUNK_DELAY_S,
-    m.LAG_DRIFT_S, m.WER_SPOKEN,
+    m.LAG_DRIFT_S, m.WER_SPOKEN, m.WORD_DISTANCE_DB,
 )  # fmt: skip
 
 
 def tts_config(name: str) -> dict:
-    """``lookahead-K`` → policy and k; ``full`` and ``naive`` as they are."""
+    """``lookahead-K`` → policy and k; ``full``, ``naive``, ``learned`` and ``wait-K-steps`` as they are."""
     if name.startswith("lookahead-") and name[10:].isdigit():
         return {"tts_policy": "lookahead", "k": int(name[10:])}
-    if name in ("full", "naive"):
+    if name in ("full", "naive", LEARNED) or wait_steps_k(name) is not None:
         return {"tts_policy": name}
-    raise ValueError(f"unknown TTS policy {name!r} (one of {', '.join(TTS_POLICIES)})")
+    raise ValueError(f"unknown TTS policy {name!r} (one of {', '.join(TTS_POLICIES)}, {LEARNED}, wait-K-steps)")
 
 
 def _row(entry: dict, tts: str, commit: str, report: dict, wer_offline: float, reference_times: str) -> dict:
@@ -59,7 +61,7 @@ def _row(entry: dict, tts: str, commit: str, report: dict, wer_offline: float, r
         m.WER_COMMITTED: report[m.WER_COMMITTED], m.WER_OFFLINE: wer_offline,
         "ear_voice_lag_median_s": lag["median"], "ear_voice_lag_p90_s": lag["p90"],
         m.CHUNK_DELAY_S: report[m.CHUNK_DELAY_S], m.LAG_DRIFT_S: report[m.LAG_DRIFT_S],
-        m.WER_SPOKEN: report[m.WER_SPOKEN],
+        m.WER_SPOKEN: report[m.WER_SPOKEN], m.WORD_DISTANCE_DB: (report.get(m.WORD_DISTANCE_DB) or {}).get("mean"),
     }  # fmt: skip
 
 
@@ -84,6 +86,7 @@ def aggregate_reports(reports: list[dict], entries: list[dict], offline_texts: d
         m.CHUNK_DELAY_S: aggregate([r[m.CHUNK_DELAY_S] for r in reports if r[m.CHUNK_DELAY_S] is not None]),
         m.LAG_DRIFT_S: {e["id"]: r[m.LAG_DRIFT_S] for e, r in zip(entries, reports, strict=True)},
         m.WER_SPOKEN: corpus_wer(refs, [r.get("spoken_recognized_text") or "" for r in reports]),
+        m.WORD_DISTANCE_DB: aggregate([x for r in reports for x in r.get("word_distance_values_db", [])]),
     }
 
 
@@ -123,7 +126,7 @@ def run_eval(
             done += 1
             if progress:
                 progress(f"{done}/{total} {name} {entry['id']}")
-            report = shadow_file(entry["path"], config, models, entry=entry)
+            report = shadow_file(entry["path"], config, models, entry=entry, voice_quality=True)
             reports.append(report)
             wer_offline = wer(entry["text"], offline_texts[entry["id"]])
             rows.append(_row(entry, tts, commit, report, wer_offline, reference_times[entry["id"]]))

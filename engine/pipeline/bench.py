@@ -34,7 +34,7 @@ def run_bench(
     for number, entry in enumerate(entries, 1):
         if progress:
             progress(f"{number}/{len(entries)} {entry['id']}")
-        reports.append(shadow_file(entry["path"], config, models, entry=entry))
+        reports.append(shadow_file(entry["path"], config, models, entry=entry, voice_quality=True))
     results = {"default": aggregate_reports(reports, entries)}
     conditions = sorted({e["condition"] for e in entries if e.get("condition")})
     by_condition = {
@@ -76,6 +76,14 @@ def _lag_line(r: dict) -> str:
             f"({lag['n']} words)")  # fmt: skip
 
 
+def _mean(figures: dict | None) -> str:
+    return "-" if not figures or figures.get("mean") is None else f"{figures['mean']:.2f} dB"
+
+
+def _max(figures: dict | None) -> str:
+    return "-" if not figures or figures.get("max") is None else f"{figures['max']:.2f} dB"
+
+
 def format_table(report: dict) -> str:
     r = report["results"]["default"]
     drift = r[m.LAG_DRIFT_S].get(LONG_RECORDING)
@@ -87,7 +95,8 @@ def format_table(report: dict) -> str:
         f"{r['phrase_pause_s']:.1f} s); hurried pieces "
         f"{r['hurried_pieces']}, of them made ahead {r['speculated_pieces']}; lag_drift_s on the "
         f"long passage {'-' if drift is None else f'{drift:+.3f} s/min'}",
-        f"wer_committed {r[m.WER_COMMITTED]:.3f}; wer_spoken {r[m.WER_SPOKEN]:.3f}",
+        f"wer_committed {r[m.WER_COMMITTED]:.3f}; wer_spoken {r[m.WER_SPOKEN]:.3f}; word_distance_db mean "
+        f"{_mean(r.get(m.WORD_DISTANCE_DB))} (max {_max(r.get(m.WORD_DISTANCE_DB))})",
     ]
     recordings = report["per_recording"]
     medians = {k: v[m.EAR_VOICE_LAG_S]["median"] for k, v in recordings.items() if v[m.EAR_VOICE_LAG_S]["n"]}

@@ -12,7 +12,7 @@ from dataclasses import dataclass, fields, replace
 
 from engine.pipeline.config import ShadowConfig
 
-KNOBS = ("commit", "k", "first_chunk", "chunk", "phrase_chunk", "tentative_lookahead", "hurry_below_s")
+KNOBS = ("commit", "tts_policy", "k", "first_chunk", "chunk", "phrase_chunk", "tentative_lookahead", "hurry_below_s")
 CUSTOM = "Custom"
 
 

@@ -41,7 +41,9 @@ from engine.pipeline.pace import MachinePace, catch_up_rate
 from engine.pipeline.recorder import SessionRecorder
 from engine.pipeline.summary import SessionFigures
 from engine.tts.chunker import ChunkSizes
-from engine.tts.frontend import ends_phrase, ends_sentence
+from engine.tts.frontend import with_pause
+from engine.tts.learned.agent import FALLBACK_POLICY, LEARNED, driven_agent
+from engine.tts.learned.driver import Agent, AgentPolicy, ReadSpeakDriver
 from engine.tts.pieces import AudioPiece
 from engine.tts.policies import LookaheadPolicy, make_policy
 from engine.tts.synthesizer import IncrementalSynthesizer
@@ -96,6 +98,9 @@ class SessionListener:
     def on_spoken(self, words: list[WordRecord]) -> None: ...
 
     def on_error(self, message: str) -> None: ...
+
+    def on_warning(self, message: str) -> None:
+        """Something the user should know that does not stop the session (e.g. a policy that fell back)."""
 
 
 @dataclass
@@ -169,6 +174,8 @@ class ShadowSession:
         self.recorder: SessionRecorder | None = None
         self.state = State.IDLE
         self.error: str | None = None
+        self.warnings: list[str] = []
+        self.pieces: list[AudioPiece] | None = None  # a list here keeps every piece made (a file run's voice quality)
         self.figures = SessionFigures()
         self.asr_run: StreamRun | None = None
         self._keys = SentenceKeys()
@@ -302,13 +309,22 @@ class ShadowSession:
     def _begin(self, tts_clock: Clock, play: bool, output_device: object) -> None:
         voice = self.models.voice
         voice.rate = self.config.voice_rate
-        self._base_policy = make_policy(self.config.tts_policy, k=self.config.k)
+        agent = self._agent()
+        if agent is not None:
+            self._base_policy = AgentPolicy(k=1, name=agent.name)
+        elif self.config.tts_policy == LEARNED:
+            self._base_policy = make_policy(FALLBACK_POLICY)
+        else:
+            self._base_policy = make_policy(self.config.tts_policy, k=self.config.k)
         self._synthesizer = synthesizer = IncrementalSynthesizer(
             voice,
             self._base_policy,
             ChunkSizes(self.config.first_chunk, self.config.chunk, self.config.phrase_chunk),
             self.config.delta,
         )
+        driver = ReadSpeakDriver(synthesizer, agent) if agent is not None else None
+        if driver is not None:
+            driver.reset()
         if play:
             from engine.audio.player import Player
 
@@ -333,9 +349,19 @@ class ShadowSession:
             clock=tts_clock,
             audio_in_hand=self._audio_in_hand,
             hurry_below_s=self.config.hurry_below_s,
+            driver=driver,
         )
-        self.figures.config = {**asdict(self.config), "voice_sample_rate": voice.sample_rate}
+        self.figures.config = {**asdict(self.config), "voice_sample_rate": voice.sample_rate,
+                               "tts_policy_used": self._base_policy.name}  # fmt: skip
         self._set_state(State.RUNNING)
+
+    def _agent(self) -> Agent | None:
+        """The READ/SPEAK agent of a driven policy (``learned``, ``wait-K-steps``), else None. Learned weights that
+        cannot load give None, with a warning in the log and the window (the voice then uses lookahead-1)."""
+        agent = driven_agent(self.config.tts_policy, self.warnings)
+        if agent is None and self.warnings:
+            self.listener.on_warning(self.warnings[-1])
+        return agent
 
     def _run_asr(self, source: Callable[[Callable[[StepResult], None]], StreamRun], clock: Clock) -> None:
         try:
@@ -440,7 +466,7 @@ class ShadowSession:
                 record = WordRecord(sentence, index, token, word.start_s + origin, word.end_s + origin, word.commit_s,
                                     heard_s=word.heard_s + origin)  # fmt: skip
                 records.append(record)
-                tokens.append(_with_pause(token) if word.pause_after and number == len(keyed) else token)
+                tokens.append(with_pause(token) if word.pause_after and number == len(keyed) else token)
         if records:
             with self._lock:
                 for record in records:
@@ -491,6 +517,8 @@ class ShadowSession:
         if self._cancel.is_set():
             return
         self.pace.piece((piece.stage1_s + piece.stage2_s) * self.config.voice_cpu_slowdown, piece.audio_s)
+        if self.pieces is not None:
+            self.pieces.append(piece)
         worker = self._worker
         assert worker is not None
         ready = worker.piece_time()
@@ -607,11 +635,6 @@ class ShadowSession:
             return
         self.state = state
         self.listener.on_state(state)
-
-
-def _with_pause(token: str) -> str:
-    """A word the speaker paused after is a phrase's end for the voice, where the recognizer wrote no comma."""
-    return token if ends_phrase(token) or ends_sentence(token) else f"{token},"
 
 
 def _record_dict(record: WordRecord) -> dict:

@@ -29,6 +29,8 @@ from engine.pipeline.config import ShadowConfig
 from engine.pipeline.models import Models
 from engine.pipeline.recorder import OUTPUT_WAV
 from engine.pipeline.session import ShadowSession
+from engine.tts.chunker import ChunkSizes
+from engine.tts.quality import session_word_distances
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +74,10 @@ def shadow_file(
     play: bool = False,
     entry: dict | None = None,
     speech_chain: bool = True,
+    voice_quality: bool = False,
 ) -> dict:
+    """``voice_quality``: also ``word_distance_db`` of every spoken word against the whole-sentence voice (one more
+    synthesis of the words; benchmarks and evaluation)."""
     config = config or ShadowConfig()
     audio = load_audio(path)
     models = models or Models.load(config)
@@ -83,6 +88,8 @@ def shadow_file(
         record_dir = Path(temporary.name)
     try:
         session = ShadowSession(config, models, record_dir=record_dir)
+        if voice_quality:
+            session.pieces = []
         figures = session.run_file(audio, realtime=realtime, output_device=config.output_device, play=play)
         if session.error:
             raise RuntimeError(session.error)
@@ -91,6 +98,17 @@ def shadow_file(
         report["config"]["mode"] = "realtime" if realtime else "simulate"
         report["ear_voice_lag_values_s"] = [w[m.EAR_VOICE_LAG_S] for w in report["words"]]
         report["commit_latency_values_s"] = [w["commit_s"] - w["source_end_s"] for w in report["words"]]
+        report["warnings"] = list(session.warnings)
+        if session.pieces is not None:
+            distances = session_word_distances(
+                models.voice,
+                session.pieces,
+                ChunkSizes(config.first_chunk, config.chunk, config.phrase_chunk),
+                config.voice_rate,
+            )
+            session.pieces = None
+            report[m.WORD_DISTANCE_DB] = aggregate(distances)
+            report["word_distance_values_db"] = distances
         if entry and entry.get("word_times") and config.translate_from is None:
             rescore_with_reference_times(report, entry["word_times"])
         backend = models.backend

@@ -175,3 +175,8 @@ def ends_phrase(word: str) -> bool:
 def ends_sentence(word: str) -> bool:
     """True for a word that closes a sentence ("end.", "why?!", "so.)")."""
     return bool(_SENTENCE_END.search(word))
+
+
+def with_pause(word: str) -> str:
+    """A word the speaker paused after is a phrase's end for the voice, where the recognizer wrote no comma."""
+    return word if ends_phrase(word) or ends_sentence(word) else f"{word},"

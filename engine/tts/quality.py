@@ -99,3 +99,24 @@ def snr_db(signal: np.ndarray, reference: np.ndarray) -> float:
     if noise == 0.0:
         return float("inf")
     return 10.0 * np.log10(max(power, 1e-20) / noise)
+
+
+def session_word_distances(voice, pieces: Sequence[AudioPiece], sizes, rate: float = 1.0) -> list[float]:  # noqa: ANN001
+    """``word_distance_db`` of every word a session spoke: its pieces against the same words (the tokens the voice
+    was fed) synthesized a whole sentence at a time with the same noise, at the session's own speaking rate."""
+    from engine.tts.policies import FullSentencePolicy
+    from engine.tts.synthesizer import IncrementalSynthesizer
+
+    if not pieces:
+        return []
+    words = sorted({(w.sentence, w.index): w.text for p in pieces for w in p.words}.items())
+    saved = voice.rate
+    voice.rate = rate
+    try:
+        synthesizer = IncrementalSynthesizer(voice, FullSentencePolicy(), sizes)
+        reference_pieces = synthesizer.feed([text for _, text in words]) + synthesizer.flush()
+    finally:
+        voice.rate = saved
+    reference = np.concatenate([p.samples for p in reference_pieces]) if reference_pieces else np.zeros(0, np.float32)
+    spoken = np.concatenate([p.samples for p in pieces])
+    return word_distances_db(spoken, pieces, reference, reference_pieces, voice.sample_rate)

@@ -15,9 +15,11 @@ from engine.metrics import names as m
 from engine.pipeline.keys import SentenceKeys
 from engine.tts.chunker import ChunkSizes
 from engine.tts.frontend import ends_sentence, split_words
+from engine.tts.learned.agent import FALLBACK_POLICY, LEARNED, driven_agent
+from engine.tts.learned.driver import AgentPolicy, ReadSpeakDriver
 from engine.tts.measure import gen_times
 from engine.tts.pieces import AudioPiece
-from engine.tts.policies import make_policy
+from engine.tts.policies import TtsPolicy, make_policy
 from engine.tts.quality import snr_db
 from engine.tts.synthesizer import IncrementalSynthesizer
 from engine.tts.timeline import simulate_playback
@@ -63,8 +65,15 @@ def paced(
 def speak(batches: Iterable[Sequence[str]], options: SpeakOptions) -> SpeakResult:
     """Feed word batches as they come, synthesize in the background, optionally play; measure everything."""
     voice = TwoStageVoice(model_path=options.voice, threads=options.threads, seed=options.seed)
-    policy = make_policy(options.policy, k=options.k)
+    warnings: list[str] = []
+    agent = driven_agent(options.policy, warnings)
+    if agent is not None:
+        policy: TtsPolicy = AgentPolicy(k=1, name=agent.name)
+    else:
+        policy = make_policy(FALLBACK_POLICY if options.policy == LEARNED else options.policy, k=options.k)
     synthesizer = IncrementalSynthesizer(voice, policy, ChunkSizes(options.first_chunk, options.chunk), options.delta)
+    driver = ReadSpeakDriver(synthesizer, agent) if agent is not None else None
+    plays_until = [0.0]  # on the monotonic clock: when the voice made so far has played (for a driven policy)
     player = None
     if options.play:
         from engine.audio.player import Player
@@ -84,6 +93,7 @@ def speak(batches: Iterable[Sequence[str]], options: SpeakOptions) -> SpeakResul
         with lock:
             ready.append(time.perf_counter() - t0)
             pieces.append(piece)
+            plays_until[0] = max(plays_until[0], time.monotonic()) + piece.audio_s
         if piece.sentence_end and synthesizer.last_sentence_latent is not None:
             sentence_audio = np.concatenate([p.samples for p in pieces if p.sentence == piece.sentence])
             one_shot = voice.stage2(synthesizer.last_sentence_latent)
@@ -92,7 +102,8 @@ def speak(batches: Iterable[Sequence[str]], options: SpeakOptions) -> SpeakResul
             live_balance.append(player.buffered_s)
             player.enqueue(piece.samples, key=(piece.sentence, piece.chunk))
 
-    worker = SynthesisWorker(synthesizer, on_piece, errors.append)
+    in_hand = (lambda now: max(plays_until[0] - now, 0.0)) if driver is not None else None
+    worker = SynthesisWorker(synthesizer, on_piece, errors.append, audio_in_hand=in_hand, driver=driver)
     arrivals: dict[tuple[int, int], float] = {}
     completed: dict[int, float] = {}
     keys = SentenceKeys()  # the (sentence, index) the synthesizer gives each word
@@ -151,6 +162,7 @@ def speak(batches: Iterable[Sequence[str]], options: SpeakOptions) -> SpeakResul
         "command": "speak",
         "machine": machine_info(),
         "config": {**asdict(options), "policy": policy.name, "sample_rate": voice.sample_rate},
+        "warnings": warnings,
         m.FIRST_AUDIO_S: (ready[0] - inputs_at[0]) if pieces else None,
         m.GEN_S: gen,
         m.AUDIO_S: audio_s,

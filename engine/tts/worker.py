@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from engine.clock import Clock, ComputeSpan
+from engine.tts.learned.driver import ReadSpeakDriver
 from engine.tts.pieces import AudioPiece
 from engine.tts.synthesizer import IncrementalSynthesizer
 
@@ -51,6 +52,9 @@ class SynthesisWorker:
     voice runs out before another command could help: a hurry then also makes chunks shorter than the chunk size
     (``IncrementalSynthesizer.urgent``). A piece that would restart a silent voice with less audio than
     ``restart_min_s`` waits for the pieces after it in the same command, so that it does not end before they are made.
+
+    With a ``driver`` (a learned READ/SPEAK policy, ``engine/tts/learned``) none of those rules apply: every feed and
+    tick is one decision of the driver's agent, given the voice in hand at that moment.
     """
 
     def __init__(
@@ -61,8 +65,11 @@ class SynthesisWorker:
         clock: Clock | None = None,
         audio_in_hand: Callable[[float], float] | None = None,
         hurry_below_s: float = 0.0,
+        driver: ReadSpeakDriver | None = None,
     ) -> None:
         self.synthesizer = synthesizer
+        self.driver = driver
+        self._hint: tuple[str, ...] | None = None  # the last hint fed (a tick keeps it)
         self.clock = clock
         self._audio_in_hand = audio_in_hand
         self.hurry_below_s = hurry_below_s
@@ -94,7 +101,7 @@ class SynthesisWorker:
 
     def tick(self, at_s: float | None = None) -> None:
         """Nothing new: a chance to hurry if the voice is about to run out (does nothing without ``audio_in_hand``)."""
-        if self._audio_in_hand is not None and self.hurry_below_s > 0:
+        if self.driver is not None or (self._audio_in_hand is not None and self.hurry_below_s > 0):
             self._put(_Command("tick", at_s=at_s))
 
     def end_sentence(self, at_s: float | None = None) -> None:
@@ -179,6 +186,9 @@ class SynthesisWorker:
                 self._idle.set()
 
     def _handle(self, command: _Command) -> None:
+        if command.kind in ("feed", "tick") and self.driver is not None:
+            self._decide(command)
+            return
         if command.kind in ("feed", "tick"):
             synthesizer = self.synthesizer
             made = []
@@ -211,6 +221,17 @@ class SynthesisWorker:
             self.synthesizer.cancel()  # pieces still held were made before the cancel: ``_release`` drops them
         self._release()
         self._waiting_since = None  # each of these leaves no fed word waiting
+
+    def _decide(self, command: _Command) -> None:
+        """One READ/SPEAK decision of the driver's agent on this step's words."""
+        assert self.driver is not None
+        if command.kind == "feed":
+            self._hint = command.hint
+        now = self._now()
+        in_hand = self._audio_in_hand(now) if self._audio_in_hand is not None else 0.0
+        at = command.at_s if command.at_s is not None else now
+        self.driver.step(command.words, at, in_hand, hint=self._hint)
+        self._release()
 
     def _short_restart(self, piece: AudioPiece) -> bool:
         """``piece`` would start the voice from silence and end before another could follow it (a sentence's last
