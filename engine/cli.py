@@ -403,18 +403,10 @@ POLICY_HELP = ("when the voice speaks: lookahead (Ma et al.'s, with --k; the def
                "policy), wait-K-steps, full (whole sentences) or naive")  # fmt: skip
 
 
-def _policy_knobs(name: str) -> dict:
-    from engine.eval.runner import tts_config
-
-    return tts_config(name) if name != "lookahead" else {"tts_policy": "lookahead"}
-
-
 def _voice_policy(text: str) -> str:
     """A voice policy name as the command line takes it (``lookahead`` with ``--k``, or one ``eval`` names)."""
     from engine.eval.runner import tts_config
 
-    if text in ("lookahead", "full", "naive"):
-        return text
     try:
         tts_config(text)
     except ValueError as exc:
@@ -468,13 +460,15 @@ def _run_bench(args: argparse.Namespace) -> int:
                 policies = [_voice_policy(p.strip()) for p in (args.policies or "").split(",") if p.strip()]
             except argparse.ArgumentTypeError as exc:
                 return _fail(str(exc), EXIT_USAGE)
+            from engine.eval.runner import tts_config
+
             reports = {}
             for name in names:
                 for item in presets or [None]:
                     for policy in policies or [None]:
                         run_config = replace(config, model=None if name in (None, TINY_EN) else name)
                         run_config = item.apply(run_config) if item is not None else run_config
-                        run_config = replace(run_config, **_policy_knobs(policy)) if policy else run_config
+                        run_config = replace(run_config, **tts_config(policy)) if policy else run_config
                         parts = (name if len(names) > 1 else None, item and item.key, policy)
                         label = " · ".join(x for x in parts if x)
                         reports[label or TINY_EN] = stage_bench.run_bench(manifest, config=run_config,

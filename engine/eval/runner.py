@@ -42,10 +42,11 @@ CSV_FIELDS = (
 
 
 def tts_config(name: str) -> dict:
-    """``lookahead-K`` → policy and k; ``full``, ``naive``, ``learned`` and ``wait-K-steps`` as they are."""
+    """``lookahead-K`` → policy and k; ``lookahead`` (k left as it is), ``full``, ``naive``, ``learned`` and
+    ``wait-K-steps`` as they are."""
     if name.startswith("lookahead-") and name[10:].isdigit():
         return {"tts_policy": "lookahead", "k": int(name[10:])}
-    if name in ("full", "naive", LEARNED) or wait_steps_k(name) is not None:
+    if name in ("lookahead", "full", "naive", LEARNED) or wait_steps_k(name) is not None:
         return {"tts_policy": name}
     raise ValueError(f"unknown TTS policy {name!r} (one of {', '.join(TTS_POLICIES)}, {LEARNED}, wait-K-steps)")
 

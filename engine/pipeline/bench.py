@@ -76,12 +76,8 @@ def _lag_line(r: dict) -> str:
             f"({lag['n']} words)")  # fmt: skip
 
 
-def _mean(figures: dict | None) -> str:
-    return "-" if not figures or figures.get("mean") is None else f"{figures['mean']:.2f} dB"
-
-
-def _max(figures: dict | None) -> str:
-    return "-" if not figures or figures.get("max") is None else f"{figures['max']:.2f} dB"
+def _db(figures: dict | None, key: str) -> str:
+    return "-" if not figures or figures.get(key) is None else f"{figures[key]:.2f} dB"
 
 
 def format_table(report: dict) -> str:
@@ -96,7 +92,7 @@ def format_table(report: dict) -> str:
         f"{r['hurried_pieces']}, of them made ahead {r['speculated_pieces']}; lag_drift_s on the "
         f"long passage {'-' if drift is None else f'{drift:+.3f} s/min'}",
         f"wer_committed {r[m.WER_COMMITTED]:.3f}; wer_spoken {r[m.WER_SPOKEN]:.3f}; word_distance_db mean "
-        f"{_mean(r.get(m.WORD_DISTANCE_DB))} (max {_max(r.get(m.WORD_DISTANCE_DB))})",
+        f"{_db(r.get(m.WORD_DISTANCE_DB), 'mean')} (max {_db(r.get(m.WORD_DISTANCE_DB), 'max')})",
     ]
     recordings = report["per_recording"]
     medians = {k: v[m.EAR_VOICE_LAG_S]["median"] for k, v in recordings.items() if v[m.EAR_VOICE_LAG_S]["n"]}

@@ -6,7 +6,7 @@ the word arrived); ``SentenceKeys`` follows the synthesizer's rule, and a test c
 
 from __future__ import annotations
 
-from engine.tts.frontend import ends_sentence, split_words
+from engine.tts.frontend import ends_sentence, split_words, with_pause
 
 
 class SentenceKeys:
@@ -35,3 +35,12 @@ class SentenceKeys:
     def cancel(self) -> None:
         """As the synthesizer's ``cancel``: the next word starts a new sentence."""
         self.sentence, self.index = self.sentence + 1, 0
+
+
+def fed_tokens(keyed: list[tuple[str, tuple[int, int]]], pause_after: bool) -> list[str]:
+    """The tokens of one word (``SentenceKeys.tokens``) as the voice is fed them: when the speaker paused after the
+    word, its last token carries a comma (the keys are unchanged: a comma never ends a sentence)."""
+    tokens = [token for token, _ in keyed]
+    if pause_after and tokens:
+        tokens[-1] = with_pause(tokens[-1])
+    return tokens

@@ -34,18 +34,17 @@ from engine.metrics.shadowing import ear_voice_lag_s
 from engine.pipeline.captions import write_captions
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.echo import EchoGate
-from engine.pipeline.keys import SentenceKeys
+from engine.pipeline.keys import SentenceKeys, fed_tokens
 from engine.pipeline.memory import MemoryTrimmer
 from engine.pipeline.models import Models
 from engine.pipeline.pace import MachinePace, catch_up_rate
 from engine.pipeline.recorder import SessionRecorder
 from engine.pipeline.summary import SessionFigures
 from engine.tts.chunker import ChunkSizes
-from engine.tts.frontend import with_pause
-from engine.tts.learned.agent import FALLBACK_POLICY, LEARNED, driven_agent
-from engine.tts.learned.driver import Agent, AgentPolicy, ReadSpeakDriver
+from engine.tts.learned.agent import voice_policy
+from engine.tts.learned.driver import ReadSpeakDriver
 from engine.tts.pieces import AudioPiece
-from engine.tts.policies import LookaheadPolicy, make_policy
+from engine.tts.policies import LookaheadPolicy
 from engine.tts.synthesizer import IncrementalSynthesizer
 from engine.tts.timeline import PlaybackTimeline
 from engine.tts.worker import SynthesisWorker
@@ -309,22 +308,17 @@ class ShadowSession:
     def _begin(self, tts_clock: Clock, play: bool, output_device: object) -> None:
         voice = self.models.voice
         voice.rate = self.config.voice_rate
-        agent = self._agent()
-        if agent is not None:
-            self._base_policy = AgentPolicy(k=1, name=agent.name)
-        elif self.config.tts_policy == LEARNED:
-            self._base_policy = make_policy(FALLBACK_POLICY)
-        else:
-            self._base_policy = make_policy(self.config.tts_policy, k=self.config.k)
+        noted = len(self.warnings)
+        self._base_policy, agent = voice_policy(self.config.tts_policy, self.config.k, self.warnings)
+        for message in self.warnings[noted:]:  # learned weights that could not load: the window says so
+            self.listener.on_warning(message)
         self._synthesizer = synthesizer = IncrementalSynthesizer(
             voice,
             self._base_policy,
             ChunkSizes(self.config.first_chunk, self.config.chunk, self.config.phrase_chunk),
             self.config.delta,
         )
-        driver = ReadSpeakDriver(synthesizer, agent) if agent is not None else None
-        if driver is not None:
-            driver.reset()
+        driver = ReadSpeakDriver(synthesizer, agent) if agent is not None else None  # a fresh agent each session
         if play:
             from engine.audio.player import Player
 
@@ -354,14 +348,6 @@ class ShadowSession:
         self.figures.config = {**asdict(self.config), "voice_sample_rate": voice.sample_rate,
                                "tts_policy_used": self._base_policy.name}  # fmt: skip
         self._set_state(State.RUNNING)
-
-    def _agent(self) -> Agent | None:
-        """The READ/SPEAK agent of a driven policy (``learned``, ``wait-K-steps``), else None. Learned weights that
-        cannot load give None, with a warning in the log and the window (the voice then uses lookahead-1)."""
-        agent = driven_agent(self.config.tts_policy, self.warnings)
-        if agent is None and self.warnings:
-            self.listener.on_warning(self.warnings[-1])
-        return agent
 
     def _run_asr(self, source: Callable[[Callable[[StepResult], None]], StreamRun], clock: Clock) -> None:
         try:
@@ -462,11 +448,11 @@ class ShadowSession:
                     committed = [w for w, k in zip(committed, keep, strict=True) if k]
         for word in committed:
             keyed = self._keys.tokens(word.text)
-            for number, (token, (sentence, index)) in enumerate(keyed, 1):
+            for token, (sentence, index) in keyed:
                 record = WordRecord(sentence, index, token, word.start_s + origin, word.end_s + origin, word.commit_s,
                                     heard_s=word.heard_s + origin)  # fmt: skip
                 records.append(record)
-                tokens.append(with_pause(token) if word.pause_after and number == len(keyed) else token)
+            tokens.extend(fed_tokens(keyed, word.pause_after))
         if records:
             with self._lock:
                 for record in records:

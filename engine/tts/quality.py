@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -73,6 +74,24 @@ def word_spans(pieces: Sequence[AudioPiece]) -> dict[tuple[int, int], tuple[int,
     return spans
 
 
+def word_distances_by_key(
+    incremental: np.ndarray,
+    incremental_pieces: Sequence[AudioPiece],
+    reference: np.ndarray,
+    reference_pieces: Sequence[AudioPiece],
+    sample_rate: int,
+) -> dict[tuple[int, int], float]:
+    """Per word key (sentence, index), in key order: distance between the incremental and the reference
+    (full-sentence) rendition."""
+    inc, ref = word_spans(incremental_pieces), word_spans(reference_pieces)
+    distances = {}
+    for key in sorted(inc.keys() & ref.keys()):
+        (a0, a1), (b0, b1) = inc[key], ref[key]
+        if a1 > a0 and b1 > b0:
+            distances[key] = spectral_distance_db(incremental[a0:a1], reference[b0:b1], sample_rate)
+    return distances
+
+
 def word_distances_db(
     incremental: np.ndarray,
     incremental_pieces: Sequence[AudioPiece],
@@ -81,13 +100,8 @@ def word_distances_db(
     sample_rate: int,
 ) -> list[float]:
     """Per word: distance between the incremental and the reference (full-sentence) rendition."""
-    inc, ref = word_spans(incremental_pieces), word_spans(reference_pieces)
-    distances = []
-    for key in sorted(inc.keys() & ref.keys()):
-        (a0, a1), (b0, b1) = inc[key], ref[key]
-        if a1 > a0 and b1 > b0:
-            distances.append(spectral_distance_db(incremental[a0:a1], reference[b0:b1], sample_rate))
-    return distances
+    return list(word_distances_by_key(incremental, incremental_pieces, reference, reference_pieces,
+                                      sample_rate).values())  # fmt: skip
 
 
 def snr_db(signal: np.ndarray, reference: np.ndarray) -> float:
@@ -101,22 +115,33 @@ def snr_db(signal: np.ndarray, reference: np.ndarray) -> float:
     return 10.0 * np.log10(max(power, 1e-20) / noise)
 
 
-def session_word_distances(voice, pieces: Sequence[AudioPiece], sizes, rate: float = 1.0) -> list[float]:  # noqa: ANN001
-    """``word_distance_db`` of every word a session spoke: its pieces against the same words (the tokens the voice
-    was fed) synthesized a whole sentence at a time with the same noise, at the session's own speaking rate."""
+def whole_sentence_voice(
+    voice,
+    tokens: Sequence[str],
+    sizes,
+    timer: Callable[[], float] = time.perf_counter,  # noqa: ANN001
+) -> tuple[np.ndarray, list[AudioPiece]]:
+    """``tokens`` spoken a whole sentence at a time (the reference ``word_distance_db`` is measured against), with
+    the voice's own noise; the audio and its pieces."""
     from engine.tts.policies import FullSentencePolicy
     from engine.tts.synthesizer import IncrementalSynthesizer
 
+    synthesizer = IncrementalSynthesizer(voice, FullSentencePolicy(), sizes, timer=timer)
+    pieces = synthesizer.feed(list(tokens)) + synthesizer.flush()
+    return (np.concatenate([p.samples for p in pieces]) if pieces else np.zeros(0, np.float32)), pieces
+
+
+def session_word_distances(voice, pieces: Sequence[AudioPiece], sizes, rate: float = 1.0) -> list[float]:  # noqa: ANN001
+    """``word_distance_db`` of every word a session spoke: its pieces against the same words (the tokens the voice
+    was fed) synthesized a whole sentence at a time with the same noise, at the session's own speaking rate."""
     if not pieces:
         return []
     words = sorted({(w.sentence, w.index): w.text for p in pieces for w in p.words}.items())
     saved = voice.rate
     voice.rate = rate
     try:
-        synthesizer = IncrementalSynthesizer(voice, FullSentencePolicy(), sizes)
-        reference_pieces = synthesizer.feed([text for _, text in words]) + synthesizer.flush()
+        reference, reference_pieces = whole_sentence_voice(voice, [text for _, text in words], sizes)
     finally:
         voice.rate = saved
-    reference = np.concatenate([p.samples for p in reference_pieces]) if reference_pieces else np.zeros(0, np.float32)
     spoken = np.concatenate([p.samples for p in pieces])
     return word_distances_db(spoken, pieces, reference, reference_pieces, voice.sample_rate)

@@ -15,11 +15,10 @@ from engine.metrics import names as m
 from engine.pipeline.keys import SentenceKeys
 from engine.tts.chunker import ChunkSizes
 from engine.tts.frontend import ends_sentence, split_words
-from engine.tts.learned.agent import FALLBACK_POLICY, LEARNED, driven_agent
-from engine.tts.learned.driver import AgentPolicy, ReadSpeakDriver
+from engine.tts.learned.agent import voice_policy
+from engine.tts.learned.driver import ReadSpeakDriver
 from engine.tts.measure import gen_times
 from engine.tts.pieces import AudioPiece
-from engine.tts.policies import TtsPolicy, make_policy
 from engine.tts.quality import snr_db
 from engine.tts.synthesizer import IncrementalSynthesizer
 from engine.tts.timeline import simulate_playback
@@ -66,11 +65,7 @@ def speak(batches: Iterable[Sequence[str]], options: SpeakOptions) -> SpeakResul
     """Feed word batches as they come, synthesize in the background, optionally play; measure everything."""
     voice = TwoStageVoice(model_path=options.voice, threads=options.threads, seed=options.seed)
     warnings: list[str] = []
-    agent = driven_agent(options.policy, warnings)
-    if agent is not None:
-        policy: TtsPolicy = AgentPolicy(k=1, name=agent.name)
-    else:
-        policy = make_policy(FALLBACK_POLICY if options.policy == LEARNED else options.policy, k=options.k)
+    policy, agent = voice_policy(options.policy, options.k, warnings)
     synthesizer = IncrementalSynthesizer(voice, policy, ChunkSizes(options.first_chunk, options.chunk), options.delta)
     driver = ReadSpeakDriver(synthesizer, agent) if agent is not None else None
     plays_until = [0.0]  # on the monotonic clock: when the voice made so far has played (for a driven policy)

@@ -102,3 +102,16 @@ def driven_agent(name: str, warnings: list[str] | None = None, path: Path | str 
         if warnings is not None:
             warnings.append(message)
         return None
+
+
+def voice_policy(name: str, k: int, warnings: list[str] | None = None):  # noqa: ANN201
+    """The synthesizer's policy for a voice policy name, and the agent that drives it (None for the rule policies:
+    ``lookahead``, ``lookahead-K``, ``full``, ``naive``). Learned weights that cannot load give ``FALLBACK_POLICY``
+    (the reason in ``warnings``, see ``driven_agent``)."""
+    from engine.tts.learned.driver import AgentPolicy
+    from engine.tts.policies import make_policy
+
+    agent = driven_agent(name, warnings)
+    if agent is not None:
+        return AgentPolicy(k=1, name=agent.name), agent
+    return make_policy(FALLBACK_POLICY if name == LEARNED else name, k=k), None

@@ -11,14 +11,15 @@ and how far its words sound from the same words spoken a whole sentence at a tim
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from engine.metrics.shadowing import ear_voice_lag_s
+from engine.pipeline.keys import SentenceKeys, fed_tokens
 from engine.tts.chunker import ChunkSizes
-from engine.tts.frontend import ends_sentence, with_pause
 from engine.tts.learned.driver import (
     ACTIONS,
     N_FEATURES,
@@ -32,8 +33,7 @@ from engine.tts.learned.driver import (
 )
 from engine.tts.learned.episodes import ArrivedWord, Episode
 from engine.tts.pieces import AudioPiece
-from engine.tts.policies import FullSentencePolicy
-from engine.tts.quality import spectral_distance_db, word_spans
+from engine.tts.quality import whole_sentence_voice, word_distances_by_key
 from engine.tts.synthesizer import IncrementalSynthesizer
 from engine.tts.timeline import PlaybackTimeline
 from engine.tts.voice import TwoStageVoice
@@ -128,14 +128,15 @@ def episode_return(outcome: EpisodeOutcome, weights: RewardWeights | None = None
              + w.excess_read * outcome.excess_reads(w.reads_target) + w.quality * outcome.distance_db)  # fmt: skip
 
 
-def episode_tokens(words: tuple[ArrivedWord, ...] | list[ArrivedWord]) -> list[tuple[str, ArrivedWord]]:
-    """The tokens the voice is fed for committed words, as the session feeds them (a pause is a comma)."""
+def keyed_tokens(words: Sequence[ArrivedWord], keys: SentenceKeys) -> list[tuple[str, tuple[int, int], ArrivedWord]]:
+    """The tokens the voice is fed for committed words, as the session feeds them (``SentenceKeys`` gives their
+    (sentence, index); a speaker's pause is a comma, ``fed_tokens``), each with its key and its word."""
     tokens = []
     for word in words:
-        parts = word.text.split()
-        for i, part in enumerate(parts):
-            last = i == len(parts) - 1
-            tokens.append((with_pause(part) if word.pause_after and last else part, word))
+        if word.text.strip():
+            keyed = keys.tokens(word.text)
+            fed = fed_tokens(keyed, word.pause_after)
+            tokens.extend((token, key, word) for token, (_, key) in zip(fed, keyed, strict=True))
     return tokens
 
 
@@ -167,38 +168,29 @@ class ReadSpeakEnvironment:
         self.sizes = sizes or ChunkSizes(first=12, later=12)
         self.quality = quality  # score each word against the whole-sentence voice (``word_distance_db``)
         self.voice_slowdown = voice_slowdown
-        self.timer = timer
-        self._references: dict[str, tuple[np.ndarray, dict[tuple[int, int], np.ndarray]]] = {}
+        self.timer = timer or time.perf_counter
+        self._references: dict[str, tuple[np.ndarray, list[AudioPiece]]] = {}
         self.max_references = 64  # episodes whose whole-sentence voice is kept (bounded)
 
-    def _synthesizer(self, policy) -> IncrementalSynthesizer:  # noqa: ANN001 - a TtsPolicy
-        if self.timer is not None:
-            return IncrementalSynthesizer(self.voice, policy, self.sizes, timer=self.timer)  # type: ignore[arg-type]
-        return IncrementalSynthesizer(self.voice, policy, self.sizes)  # type: ignore[arg-type]
-
-    def reference(self, episode: Episode) -> dict[tuple[int, int], np.ndarray]:
-        """The episode's words spoken a whole sentence at a time, with the same noise: per word key, its samples."""
+    def reference(self, episode: Episode) -> tuple[np.ndarray, list[AudioPiece]]:
+        """The episode's words spoken a whole sentence at a time, with the same noise (made once per episode)."""
         if episode.id not in self._references:
-            synthesizer = self._synthesizer(FullSentencePolicy())
-            tokens = [t for t, _ in episode_tokens(episode.words)]
-            pieces = synthesizer.feed(tokens) + synthesizer.flush()
-            audio = np.concatenate([p.samples for p in pieces]) if pieces else np.zeros(0, np.float32)
-            words = {key: audio[a:b] for key, (a, b) in word_spans(pieces).items() if b > a}
+            tokens = [token for token, _, _ in keyed_tokens(episode.words, SentenceKeys())]
             if len(self._references) >= self.max_references:
                 self._references.pop(next(iter(self._references)))
-            self._references[episode.id] = (audio, words)
-        return self._references[episode.id][1]
+            self._references[episode.id] = whole_sentence_voice(self.voice, tokens, self.sizes, self.timer)
+        return self._references[episode.id]
 
     def run(self, episode: Episode, agent: Agent | Callable[[Observation], int]) -> EpisodeOutcome:
         if not hasattr(agent, "decide"):
             agent = _Decider(agent)  # type: ignore[arg-type]
-        synthesizer = self._synthesizer(AgentPolicy(k=self.k))
+        synthesizer = IncrementalSynthesizer(self.voice, AgentPolicy(k=self.k), self.sizes, timer=self.timer)
         driver = ReadSpeakDriver(synthesizer, agent)  # type: ignore[arg-type]
         driver.reset()
         outcome = EpisodeOutcome(episode.id)
         playback = PlaybackTimeline(keep=False)
         arrivals: dict[tuple[int, int], ArrivedWord] = {}  # (sentence, index) -> the word as it arrived
-        sentence, index = 0, 0
+        keys = SentenceKeys()
         voice_free_s = 0.0
         made: list[tuple[AudioPiece, int]] = []
 
@@ -223,15 +215,11 @@ class ReadSpeakEnvironment:
             outcome.step_underruns[step] += playback.timeline.gaps.underruns - before
 
         for number, step in enumerate(episode.steps):
-            tokens = episode_tokens([w for w in step.committed if w.text.strip()])
-            for token, word in tokens:
-                arrivals[(sentence, index)] = word
-                index += 1
-                if ends_sentence(token):
-                    sentence, index = sentence + 1, 0
+            tokens = keyed_tokens(step.committed, keys)
+            arrivals.update((key, word) for _, key, word in tokens)
             # what is in hand when the step's words arrive: the voice already made, on the step's clock
             in_hand = max((playback.end_s or 0.0) - max(step.at_s, voice_free_s), 0.0)
-            decision = driver.step([t for t, _ in tokens], step.at_s, in_hand, hint=list(step.tentative))
+            decision = driver.step([token for token, _, _ in tokens], step.at_s, in_hand, hint=list(step.tentative))
             outcome.actions.append(decision.action)
             outcome.observations.append(decision.observation.vector())
             outcome.step_underruns.append(0)
@@ -246,16 +234,14 @@ class ReadSpeakEnvironment:
         return outcome
 
     def _score(self, episode: Episode, made: list[tuple[AudioPiece, int]], outcome: EpisodeOutcome) -> None:
-        reference = self.reference(episode)
+        reference, reference_pieces = self.reference(episode)
         pieces = [piece for piece, _ in made]
         audio = np.concatenate([p.samples for p in pieces])
         steps = {(w.sentence, w.index): step for piece, step in made for w in piece.words}
-        for key, (a, b) in sorted(word_spans(pieces).items()):
-            target = reference.get(key)
-            if target is not None and b > a:
-                outcome.word_distances_db.append(spectral_distance_db(audio[max(a, 0) : b], target,
-                                                                      self.voice.sample_rate))  # fmt: skip
-                outcome.distance_steps.append(steps[key])
+        distances = word_distances_by_key(audio, pieces, reference, reference_pieces, self.voice.sample_rate)
+        for key, distance in distances.items():
+            outcome.word_distances_db.append(distance)
+            outcome.distance_steps.append(steps[key])
 
 
 def always(action: int) -> FixedAgent:
