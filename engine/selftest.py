@@ -60,7 +60,7 @@ class _Models:
         front = FrontEnd(self.voice.config)
         self.ids = np.asarray(front.sentence_ids(front.units(split_words(ROUND_TRIP_TEXT))), np.int64)
         self.latent, _ = self.voice.stage1(self.ids)
-        return f"{self.voice.split.stage1}: {self.latent.shape[-1]} latent frames from {self.ids.size} ids"
+        return f"{self.voice.split.text.parent}: {self.latent.shape[-1]} latent frames from {self.ids.size} ids"
 
     def stage2(self) -> str:
         if self.voice is None or self.latent is None:

@@ -10,7 +10,7 @@ import pytest
 
 from engine.tts.frontend import FrontEnd, split_words
 from engine.tts.voice import TwoStageVoice, bundled_voice_paths
-from engine.tts.voice_split import MANIFEST, VoiceSplitError, split_voice
+from engine.tts.voice_split import FLOW_MARGIN, FRAME_MASK, MANIFEST, PRIOR, VoiceSplitError, split_voice
 
 pytestmark = pytest.mark.slow
 
@@ -45,10 +45,30 @@ def test_split_stages_reproduce_the_full_voice_bit_exactly(voice: TwoStageVoice,
     assert np.array_equal(wave, reference)
 
 
+def test_the_flow_on_a_slice_and_its_margin_gives_the_latent_of_the_whole(
+    voice: TwoStageVoice, frontend: FrontEnd
+) -> None:
+    """A chunk's latent frames come from the flow on those frames and ``FLOW_MARGIN`` either side, not on all the
+    left context Stage I read; they must be the frames the flow on everything gives, at the edges too."""
+    ids = sentence_ids(frontend, "Far beyond the misty hills, an old lighthouse keeper counted the passing ships.")
+    prior, durations = voice.stage1_prior(ids)
+    whole, _ = voice.stage1(ids)
+    total = int(durations.sum())
+    assert prior.shape == whole.shape == (192, total)
+    for start, stop in ((0, 40), (37, 101), (total // 2, total // 2 + 9), (total - 50, total), (total - 5, total + 30)):
+        frames = voice.latent_frames(prior, start, stop)
+        assert frames.shape == (192, min(stop, total) - start)
+        np.testing.assert_allclose(frames, whole[:, start:stop], atol=1e-4)
+    half = FLOW_MARGIN // 2  # with half the margin the frames differ: the margin is needed, not a formality
+    feeds = {PRIOR: prior[None, :, 100 - half : 140 + half], FRAME_MASK: np.ones((1, 1, 40 + 2 * half), np.float32)}
+    narrow = voice._flow.run(None, feeds)[0][0]
+    assert np.abs(narrow[:, half:-half] - whole[:, 100:140]).max() > 1e-3
+
+
 def test_sessions_plan_no_memory_pattern_per_input_length(voice: TwoStageVoice) -> None:
     """onnxruntime keeps a memory pattern for every input shape it has seen, and every chunk has its own length: with
     the pattern a 60-minute session's memory kept growing (docs/RESULTS.md, soak). Measured in the soak, not here."""
-    for session in (voice._stage1, voice._stage2):
+    for session in (voice._text, voice._flow, voice._stage2):
         assert not session.get_session_options().enable_mem_pattern
         assert not session.get_session_options().enable_cpu_mem_arena
 
@@ -71,8 +91,12 @@ def test_cache_is_reused_and_rebuilt_when_corrupt(cache_root: Path) -> None:
     split.stage2.write_bytes(data[: len(data) // 2])  # truncated
     rebuilt = split_voice(model, cache_root)
     assert rebuilt.stage2.read_bytes() == data
-    (rebuilt.stage1.parent / MANIFEST).write_text("{not json")
-    assert split_voice(model, cache_root).stage1.exists()
+    (rebuilt.text.parent / MANIFEST).write_text("{not json")
+    assert split_voice(model, cache_root).text.exists()
+    stale = rebuilt.text.parent / "stage1.onnx"  # the graph an older split kept
+    stale.write_bytes(b"old")
+    (rebuilt.text.parent / MANIFEST).write_text("{}")
+    assert all(path.exists() for path in split_voice(model, cache_root).files) and not stale.exists()
 
 
 def test_missing_voice_file_is_a_clear_error(tmp_path: Path) -> None:

@@ -473,8 +473,7 @@ class IncrementalSynthesizer:
             frame_offset = 0
 
         t0 = self._timer()
-        latent, durations = self.voice.stage1(np.asarray(ids, np.int64), max(phoneme_offset, 0), frame_offset)
-        stage1_s = self._timer() - t0
+        prior, durations = self.voice.stage1_prior(np.asarray(ids, np.int64), max(phoneme_offset, 0), frame_offset)
 
         # the chunk's ids inside the window, including BOS/PAD when it opens the sentence and EOS when it ends it
         left_ids = sum(len(u.ids) for u in window.left)
@@ -491,7 +490,10 @@ class IncrementalSynthesizer:
             start = int(bounds[position]) - f0 + sentence.frames_total
             position += len(unit.ids)
             sentence.unit_frames[unit.first_word] = (start, int(bounds[position]) - f0 + sentence.frames_total)
-        chunk_latent = latent[:, f0:f1]
+        # the flow only on the frames kept (and those given to Stage II as right context), not the left context's
+        latent = self.voice.latent_frames(prior, f0, f1 + self.delta if flush else f1)
+        stage1_s = self._timer() - t0
+        chunk_latent = latent[:, : f1 - f0]
         piece_start = sentence.emitted_frames
         sentence.latent.append(chunk_latent)
         sentence.frames_total += chunk_latent.shape[1]
@@ -499,7 +501,7 @@ class IncrementalSynthesizer:
         sentence.done.extend(list(c) for c in chunks[index : index + covered])
 
         t0 = self._timer()
-        right = latent[:, f1 : f1 + self.delta] if flush else None
+        right = latent[:, f1 - f0 :] if flush else None
         samples = self._decode(sentence, last_chunk, right)
         stage2_s = self._timer() - t0
         if last_chunk:  # before the piece is delivered, so a consumer of the last piece can check its seams

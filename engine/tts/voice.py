@@ -11,10 +11,13 @@ import numpy as np
 
 from engine.tts.noise import PositionalNoise
 from engine.tts.voice_split import (
+    FLOW_MARGIN,
+    FRAME_MASK,
     LATENT,
     LATENT_CHANNELS,
     NOISE_DURATION_INPUT,
     NOISE_LATENT_INPUT,
+    PRIOR,
     SplitVoice,
     VoiceSplitError,
     split_voice,
@@ -94,10 +97,12 @@ class TwoStageVoice:
         # session's memory grew for as long as new lengths came (+190 MB over 4000 chunks of random lengths).
         options.enable_mem_pattern = False
         try:
-            self._stage1 = ort.InferenceSession(str(self.split.stage1), options, providers=["CPUExecutionProvider"])
-            self._stage2 = ort.InferenceSession(str(self.split.stage2), options, providers=["CPUExecutionProvider"])
+            self._text, self._flow, self._stage2 = (
+                ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+                for path in (self.split.text, self.split.flow, self.split.stage2)
+            )
         except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph types
-            raise VoiceSplitError(f"cannot load the split voice graphs from {self.split.stage1.parent}: {exc}") from exc
+            raise VoiceSplitError(f"cannot load the split voice graphs from {self.split.text.parent}: {exc}") from exc
         self._options = options
         self._full = None
         self.rate = 1.0  # speaking rate: 1.2 speaks 20 % faster (the voice's length scale divided by it)
@@ -129,10 +134,32 @@ class TwoStageVoice:
 
     def stage1(self, ids: np.ndarray, phoneme_offset: int = 0, frame_offset: int = 0) -> tuple[np.ndarray, np.ndarray]:
         """Phoneme ids → (latent ``[192, frames]``, frames per id ``[ids]``), noise taken at the given positions."""
+        prior, durations = self.stage1_prior(ids, phoneme_offset, frame_offset)
+        return self.latent_frames(prior, 0, prior.shape[-1]), durations
+
+    def stage1_prior(
+        self, ids: np.ndarray, phoneme_offset: int = 0, frame_offset: int = 0
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Stage I's first part: phoneme ids → (the prior's sample ``[192, frames]``, frames per id ``[ids]``)."""
         if len(ids) == 0:
             return np.zeros((LATENT_CHANNELS, 0), np.float32), np.zeros(0, np.int64)
-        latent, durations = self._stage1.run(None, self._feeds(np.asarray(ids), phoneme_offset, frame_offset))
-        return latent[0], durations.reshape(-1).astype(np.int64)
+        prior, durations = self._text.run(None, self._feeds(np.asarray(ids), phoneme_offset, frame_offset))
+        return prior[0], durations.reshape(-1).astype(np.int64)
+
+    def latent_frames(self, prior: np.ndarray, start: int, stop: int) -> np.ndarray:
+        """Stage I's second part: the latent frames ``start:stop`` of ``prior`` (``stage1_prior``'s), the same as
+        the flow on all of it gives, from the flow on those frames and ``FLOW_MARGIN`` either side only."""
+        total = prior.shape[-1]
+        start, stop = max(start, 0), min(stop, total)
+        if stop <= start:
+            return np.zeros((LATENT_CHANNELS, 0), np.float32)
+        first, last = max(start - FLOW_MARGIN, 0), min(stop + FLOW_MARGIN, total)
+        feeds = {
+            PRIOR: np.ascontiguousarray(prior[None, :, first:last], dtype=np.float32),
+            FRAME_MASK: np.ones((1, 1, last - first), np.float32),
+        }
+        latent = self._flow.run(None, feeds)[0][0]
+        return np.ascontiguousarray(latent[:, start - first : stop - first])
 
     def stage2(self, latent: np.ndarray) -> np.ndarray:
         """Latent frames ``[192, frames]`` → float32 waveform of ``frames × hop`` samples."""

@@ -14,10 +14,12 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 
 import numpy as np
 
 from engine.tts.voice import TwoStageVoice
+from engine.tts.voice_split import FLOW_MARGIN
 
 DEFAULT_BUDGET_BYTES = 1_500_000_000
 
@@ -80,40 +82,50 @@ class CachedVoice:
         return self.charged_s
 
     def stage1(self, ids: np.ndarray, phoneme_offset: int = 0, frame_offset: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        prior, durations = self.stage1_prior(ids, phoneme_offset, frame_offset)
+        return self.latent_frames(prior, 0, prior.shape[-1]), durations
+
+    def stage1_prior(
+        self, ids: np.ndarray, phoneme_offset: int = 0, frame_offset: int = 0
+    ) -> tuple[np.ndarray, np.ndarray]:
         ids = np.asarray(ids, np.int64)
-        key = hashlib.blake2b(ids.tobytes() + f"|{phoneme_offset}|{frame_offset}|{self.voice.rate}".encode(),
-                              digest_size=16).digest()  # fmt: skip
-        found = self._stage1.get(key)
-        if found is not None:
-            (latent, durations), cost = found  # type: ignore[misc]
-            self.hits += 1
-        else:
-            t0 = time.perf_counter()
-            latent, durations = self.voice.stage1(ids, phoneme_offset, frame_offset)
-            cost = time.perf_counter() - t0
-            latent.setflags(write=False)  # shared by every replay: nobody may change it in place
-            durations.setflags(write=False)
-            self._stage1.put(key, (latent, durations), cost, latent.nbytes + durations.nbytes + 200)
-            self.misses += 1
-        self.charged_s += cost
-        return latent, durations
+        read = f"|{phoneme_offset}|{frame_offset}|{self.voice.rate}".encode()
+        key = hashlib.blake2b(ids.tobytes() + read, digest_size=16).digest()
+        return self._cached(  # type: ignore[return-value]
+            self._stage1, key, lambda: self.voice.stage1_prior(ids, phoneme_offset, frame_offset)
+        )
+
+    def latent_frames(self, prior: np.ndarray, start: int, stop: int) -> np.ndarray:
+        total = prior.shape[-1]
+        first, last = max(start - FLOW_MARGIN, 0), min(stop + FLOW_MARGIN, total)  # what the flow reads
+        region = np.ascontiguousarray(prior[:, first:last], dtype=np.float32)
+        read = f"|{start - first}|{min(stop, total) - first}".encode()
+        key = hashlib.blake2b(region.tobytes() + read, digest_size=16).digest()
+        compute = lambda: self.voice.latent_frames(prior, start, stop)  # noqa: E731
+        return self._cached(self._stage1, key, compute)  # type: ignore[return-value]
 
     def stage2(self, latent: np.ndarray) -> np.ndarray:
         latent = np.ascontiguousarray(latent, dtype=np.float32)
         key = hashlib.blake2b(latent.tobytes() + str(latent.shape).encode(), digest_size=16).digest()
-        found = self._stage2.get(key)
+        return self._cached(self._stage2, key, lambda: self.voice.stage2(latent))  # type: ignore[return-value]
+
+    def _cached(self, lru: _Lru, key: bytes, compute: Callable[[], object]) -> object:
+        """The value kept under ``key``, else computed now (read-only: every replay shares it); its cost charged."""
+        found = lru.get(key)
         if found is not None:
-            wave, cost = found  # type: ignore[misc]
+            value, cost = found
             self.hits += 1
         else:
             t0 = time.perf_counter()
-            wave = self.voice.stage2(latent)
+            value = compute()
             cost = time.perf_counter() - t0
-            wave.setflags(write=False)
-            self._stage2.put(key, wave, cost, wave.nbytes + 200)
+            arrays = value if isinstance(value, tuple) else (value,)
+            for array in arrays:
+                array.setflags(write=False)  # type: ignore[union-attr]
+            lru.put(key, value, cost, sum(a.nbytes for a in arrays) + 200)  # type: ignore[union-attr]
             self.misses += 1
         self.charged_s += cost
-        return wave  # type: ignore[return-value]
+        return value
 
     @property
     def cached_bytes(self) -> int:
