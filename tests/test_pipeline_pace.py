@@ -36,6 +36,14 @@ def test_the_hurry_threshold_grows_with_the_step_cost_and_the_piece_compute() ->
     assert MachinePace(0.3, 1.0, adapt=False).hurry_below_s() == 1.0
 
 
+def test_before_any_measurement_the_step_period_sets_the_hurry_threshold() -> None:
+    """Interpreting steps once a second: the voice must hold two periods before a step has been measured, or its
+    first piece (about a second) does not hurry and the next batch of words comes just as it runs out."""
+    assert MachinePace(min_step_s=1.0, hurry_below_s=1.0).hurry_below_s() == pytest.approx(2.0)
+    assert MachinePace(min_step_s=0.3, hurry_below_s=1.0).hurry_below_s() == pytest.approx(1.0)  # shadowing
+    assert MachinePace(min_step_s=1.0, hurry_below_s=1.0, adapt=False).hurry_below_s() == 1.0
+
+
 def test_a_piece_restarting_the_voice_should_bring_two_pieces_compute() -> None:
     pace = MachinePace(min_step_s=0.3, hurry_below_s=1.0)
     assert pace.restart_min_s() == 0.0  # nothing measured: no piece waits

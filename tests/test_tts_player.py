@@ -10,6 +10,7 @@ import pytest
 from engine.audio import resample
 from engine.audio.player import Player
 from engine.clock import SimulatedClock
+from engine.tts.chunker import ChunkSizes
 from engine.tts.policies import make_policy
 from engine.tts.synthesizer import IncrementalSynthesizer
 from engine.tts.voice import TwoStageVoice
@@ -172,3 +173,24 @@ def test_without_short_pieces_an_urgent_voice_still_makes_whole_chunks(voice: Tw
         assert [w.text for p in pieces for w in p.words] == words
         counts[short_pieces] = len(pieces)
     assert counts[False] < counts[True]
+
+
+def test_a_voice_restarted_by_a_command_makes_the_next_tentative_words_ahead(voice: TwoStageVoice) -> None:
+    """The voice was silent when "This experience" came and its piece restarted it: still low, the worker makes the
+    tentative "represents" ahead. It did not: the command's "resuming" (after a silence, a whole phrase chunk) still
+    held, and a phrase chunk of tentative words is seldom there (every traced interpreting underrun after a restart)."""
+    pieces: list = []
+    worker = SynthesisWorker(
+        IncrementalSynthesizer(voice, make_policy("lookahead-1"), ChunkSizes(12, 12, 24)), pieces.append,
+        audio_in_hand=lambda now: sum(p.audio_s for p in pieces), hurry_below_s=3.0,
+    )  # fmt: skip
+    worker.feed(["This", "experience"], hint=["represents", "a"])
+    assert worker.wait_idle(60)
+    assert [w.text for p in pieces for w in p.words] == ["This", "experience"]
+    assert worker.synthesizer.speculations == 1
+    worker.feed(["represents", "a"], hint=["step."])
+    worker.flush()
+    assert worker.wait_idle(60)
+    worker.close()
+    assert pieces[1].speculated and [w.text for w in pieces[1].words] == ["represents"]
+    assert [w.text for p in pieces for w in p.words] == ["This", "experience", "represents", "a"]

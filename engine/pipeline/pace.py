@@ -159,11 +159,17 @@ class MachinePace:
         return self.level >= 3
 
     def hurry_below_s(self) -> float:
+        """The voice must hold what it takes for the next words to be committed and made: ``HURRY_STEPS`` ×
+        (step period + step cost + a piece's compute). Before ``MIN_STEPS`` steps only the period is known, and it
+        counts already: interpreting steps once a second, and with the configured 1 s alone the voice's first
+        piece of a recording (about a second) never hurried, nothing was made ahead, and the next batch of words
+        came just as it ran out (every underrun of four traced interpreting runs)."""
+        if not self.adapt:
+            return self.base_hurry_s
         with self._lock:
-            if not self.adapt or len(self._steps) < MIN_STEPS:
-                return self.base_hurry_s
-            cost = float(np.median(self._steps))
-            piece = self._piece_compute_s()
+            measured = len(self._steps) >= MIN_STEPS
+            cost = float(np.median(self._steps)) if measured else 0.0
+            piece = self._piece_compute_s() if measured else 0.0
         period = max(self.min_step_s, cost)
         return max(self.base_hurry_s, HURRY_STEPS * (period + cost + piece))
 

@@ -207,6 +207,9 @@ class SynthesisWorker:
                     self.hurried += 1
                 self._release()  # before a speculation's compute
                 if self._should_hurry():  # still low: make the next tentative words ready in case they come
+                    # the pieces just made restarted a silent voice: it is no longer resuming, and the tentative
+                    # words need not make a whole phrase chunk (they seldom do, so nothing was made ahead)
+                    synthesizer.resuming = self._silent()
                     synthesizer.speculate()
             finally:
                 synthesizer.resuming = synthesizer.overdue = synthesizer.urgent = False
