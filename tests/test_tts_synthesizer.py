@@ -328,8 +328,6 @@ def test_after_a_comma_a_hurry_waits_for_a_whole_phrase_chunk(voice: TwoStageVoi
         made += synthesizer.feed([words[i]], hint=words[i + 1 : i + 2])
         made += synthesizer.hurry()
         assert made == []
-        if i < 9:  # with one hint word, not enough to make ahead either (with "deep" fed, "trenches" would be)
-            assert not synthesizer.speculate()
     made += synthesizer.feed([words[10]], hint=words[11:12])  # "trenches": 21 phonemes in all
     made += synthesizer.hurry()
     assert [w.text for p in made for w in p.words] == words[7:11]
@@ -354,12 +352,64 @@ def test_without_phrase_chunks_a_hurry_speaks_the_word_after_a_comma_at_once(voi
     assert [w.text for p in made for w in p.words] == ["and"] and not made[0].phrase_start
 
 
-def test_after_a_comma_a_speculation_completes_the_phrase_chunk_from_the_hint(voice: TwoStageVoice) -> None:
+def test_after_a_comma_a_speculation_does_not_wait_for_a_phrase_chunk(voice: TwoStageVoice) -> None:
+    """The voice is low when it speculates: waiting at the comma for a whole phrase chunk would be a gap if the
+    words come, so the fed "and" and the hint words make a chunk ahead."""
     synthesizer, words = _spoken_through_the_comma(voice, phrase=18)
     assert synthesizer.feed([words[7]], hint=words[8:12]) + synthesizer.hurry() == []
-    assert synthesizer.speculate()  # "and" + hint "dig deep trenches": a whole phrase chunk, made ahead
+    assert synthesizer.speculate()  # "and" + hint "dig deep": a chunk (12 phonemes), short of the phrase chunk
     made = synthesizer.feed(words[8:11], hint=words[11:12])
-    assert made and all(p.speculated for p in made) and synthesizer.speculations_used == 1
-    assert [w.text for p in made for w in p.words] == words[7:11]
+    assert made and made[0].speculated and made[0].phrase_start and synthesizer.speculations_used == 1
+    assert [w.text for w in made[0].words] == words[7:10]
     rest = synthesizer.feed(words[11:]) + synthesizer.flush()
     assert [w.text for p in [*made, *rest] for w in p.words] == words[7:]
+
+
+def _speculated_ahead(voice: TwoStageVoice, n: int) -> tuple[IncrementalSynthesizer, list, list[str]]:
+    """Spoken up to word ``n`` of HINTED; then the next three words as hint, the first two made ahead in one piece
+    (the third is their lookahead)."""
+    words = HINTED.split()
+    synthesizer, pieces = _spoken_up_to(voice, n)
+    pieces += synthesizer.feed([], hint=words[n : n + 3])
+    assert synthesizer.speculate()
+    assert synthesizer._speculation is not None and len(synthesizer._speculation.assumed) >= 2
+    assert len(synthesizer._speculation.pieces) == 1
+    return synthesizer, pieces, words
+
+
+@pytest.mark.parametrize("more", [False, True])
+def test_a_speculation_is_delivered_up_to_the_words_that_came(voice: TwoStageVoice, more: bool) -> None:
+    """"long" of "long day" comes (alone, or followed by another word): the audio made ahead is delivered up
+    to the end of "long", and the words after it are made anew; every frame is spoken once, and the seam where it
+    was cut is close to a one-shot decode when the next piece follows at once (the cut word's last frames are
+    decoded again with the right context)."""
+    synthesizer, pieces, words = _speculated_ahead(voice, 14)
+    ahead = synthesizer._speculation.pieces[0]
+    came = [words[14], "zebras"] if more else [words[14]]
+    made = synthesizer.feed(came)
+    assert made[0].speculated and synthesizer.speculations_used == 1
+    assert made[0].samples.size < ahead.samples.size  # cut
+    assert [w.text for w in made[0].words] == ([] if more else ["long"])  # the end of "long" comes with the next
+    pieces += made + synthesizer.flush()
+    assert [w.text for p in pieces for w in p.words] == [*words[:14], *came]
+    latent = synthesizer.last_sentence_latent
+    audio = np.concatenate([p.samples for p in pieces])
+    assert audio.size == latent.shape[1] * voice.hop  # every frame once
+    if more:
+        start = sum(p.samples.size for p in pieces[: next(i for i, p in enumerate(pieces) if p is made[0]) + 1])
+        window = slice(start - 2048, start + 2048)
+        assert snr_db(audio[window], voice.stage2(latent)[window]) > 35.0
+
+
+def test_a_speculation_on_other_words_still_delivers_the_fed_words_it_holds(voice: TwoStageVoice) -> None:
+    """A fed word waiting for its chunk went into the speculation with the hint; the recognizer then changed its
+    mind about the hint: the fed word's audio is delivered (cut at its end) instead of being made again."""
+    words = HINTED.split()
+    synthesizer, pieces = _spoken_up_to(voice, 14)
+    assert synthesizer.feed([words[14]], hint=words[15:17]) == [] and synthesizer.unspoken_words == 1
+    assert synthesizer.speculate()  # "long" (fed) + "day" ("and" is lookahead)
+    made = synthesizer.feed([], hint=["night"])
+    assert [w.text for p in made for w in p.words] == ["long"] and made[0].speculated
+    pieces += made + synthesizer.feed(["night."]) + synthesizer.flush()
+    assert [w.text for p in pieces for w in p.words] == [*words[:15], "night."]
+    assert sum(p.samples.size for p in pieces) == synthesizer.last_sentence_latent.shape[1] * voice.hop
