@@ -379,7 +379,7 @@ def _speculated_ahead(voice: TwoStageVoice, n: int) -> tuple[IncrementalSynthesi
 
 @pytest.mark.parametrize("more", [False, True])
 def test_a_speculation_is_delivered_up_to_the_words_that_came(voice: TwoStageVoice, more: bool) -> None:
-    """"long" of "long day" comes (alone, or followed by another word): the audio made ahead is delivered up
+    """When "long" of "long day" comes (alone, or followed by another word): the audio made ahead is delivered up
     to the end of "long", and the words after it are made anew; every frame is spoken once, and the seam where it
     was cut is close to a one-shot decode when the next piece follows at once (the cut word's last frames are
     decoded again with the right context)."""
