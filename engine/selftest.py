@@ -1,9 +1,10 @@
 """``liveshadow self-test``: does this installation work? Every bundled model is loaded and run once.
 
 Each check is one line of the report: the phonemizer's data, the voice's two stages, the recognizer, the
-voice-activity detector, a sentence spoken by the voice and recognized back word for word, the audio devices (none is
-not a failure: a machine without a microphone can still shadow files) and, given by the app, its main window. A
-check that fails says why, naming the missing or broken file, and the others still run.
+voice-activity detector, a sentence spoken by the voice and recognized back word for word (by tiny.en, and by Whisper
+base, which interpreting needs, where it is installed), the audio devices (none is not a failure: a machine without a
+microphone can still shadow files) and, given by the app, its main window. A check that fails says why, naming the
+missing or broken file, and the others still run.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ class _Models:
         self.backend = None
         self.ids: np.ndarray | None = None
         self.latent: np.ndarray | None = None
+        self.spoken: np.ndarray | None = None  # the test sentence as the voice said it, 16 kHz
+        self.spoken_pieces = 0
 
     def phonemizer(self) -> str:
         from engine.tts.espeak import data_dir, phonemize
@@ -85,21 +88,49 @@ class _Models:
             raise RuntimeError(f"heard speech in a second of silence (probability {peak:.2f})")
         return f"{bundled_model_path()}; speech probability {peak:.2f} in a second of silence"
 
-    def round_trip(self) -> str:
+    def _spoken(self) -> tuple[np.ndarray, int]:
+        """The test sentence as the voice says it incrementally (16 kHz) and in how many pieces."""
         from engine.audio.resample import resample
-        from engine.metrics.wer import normalize_for_wer
         from engine.tts.policies import make_policy
         from engine.tts.synthesizer import IncrementalSynthesizer
 
-        if self.voice is None or self.backend is None:
-            raise RuntimeError("needs the voice and the recognizer (failed above)")
-        synthesizer = IncrementalSynthesizer(self.voice, make_policy("lookahead-1"))
-        pieces = synthesizer.feed(ROUND_TRIP_TEXT) + synthesizer.flush()
-        audio = resample(np.concatenate([p.samples for p in pieces]), self.voice.sample_rate, 16000)
+        if self.voice is None:
+            raise RuntimeError("needs the voice (failed above)")
+        if self.spoken is None:
+            synthesizer = IncrementalSynthesizer(self.voice, make_policy("lookahead-1"))
+            pieces = synthesizer.feed(ROUND_TRIP_TEXT) + synthesizer.flush()
+            self.spoken = resample(np.concatenate([p.samples for p in pieces]), self.voice.sample_rate, 16000)
+            self.spoken_pieces = len(pieces)
+        return self.spoken, self.spoken_pieces
+
+    def round_trip(self) -> str:
+        from engine.metrics.wer import normalize_for_wer
+
+        if self.backend is None:
+            raise RuntimeError("needs the recognizer (failed above)")
+        audio, pieces = self._spoken()
         heard = " ".join(word.text for word in self.backend.transcribe_offline(audio)).strip()
         if normalize_for_wer(heard) != normalize_for_wer(ROUND_TRIP_TEXT):
-            raise RuntimeError(f"spoke {ROUND_TRIP_TEXT!r} in {len(pieces)} pieces but heard {heard!r}")
-        return f"spoke the test sentence in {len(pieces)} pieces ({audio.size / 16000:.2f} s) and heard it back"
+            raise RuntimeError(f"spoke {ROUND_TRIP_TEXT!r} in {pieces} pieces but heard {heard!r}")
+        return f"spoke the test sentence in {pieces} pieces ({audio.size / 16000:.2f} s) and heard it back"
+
+    def interpreting_model(self) -> str:
+        """Whisper base, which interpreting needs. The packaged app has it only with its model package, so there
+        its absence is reported, not failed; a model that is there but damaged fails."""
+        import sys
+
+        from engine.asr import whisper_base_model as base
+        from engine.asr.whisper_backend import WhisperBackend
+        from engine.metrics.wer import normalize_for_wer
+
+        if getattr(sys, "frozen", False) and base.installed_dir() is None:
+            return f"not installed: interpreting needs the {base.ADDON_PACKAGE} package (shadowing does not)"
+        folder = base.model_dir()
+        audio, _ = self._spoken()
+        heard = " ".join(w.text for w in WhisperBackend(folder, threads=1).transcribe_offline(audio)).strip()
+        if normalize_for_wer(heard) != normalize_for_wer(ROUND_TRIP_TEXT):
+            raise RuntimeError(f"Whisper base in {folder} heard {heard!r} for {ROUND_TRIP_TEXT!r}")
+        return f"Whisper base in {folder}; heard the test sentence back"
 
 
 def learned_policy() -> str:
@@ -132,6 +163,7 @@ def checks(window: Callable[[], str] | None = None) -> list[Check]:
         ("recognizer", models.recognizer),
         ("voice-activity detector", models.vad),
         ("speak and recognize back", models.round_trip),
+        ("interpreting model", models.interpreting_model),
         ("learned voice policy", learned_policy),
         ("audio devices", audio_devices),
     ]

@@ -54,7 +54,8 @@ def test_a_removed_recognizer_file_is_named_and_fails_the_run(
     assert recognizer.startswith("FAIL") and "tokenizer.json" in recognizer and str(broken) in recognizer
     assert "FAIL  speak and recognize back" in out  # it needs the recognizer
     assert "PASS  voice, Stage II" in out  # the others still ran
-    assert out.splitlines()[-1] == "6 passed, 2 failed"
+    assert "PASS  interpreting model" in out  # Whisper base hears the voice without tiny.en
+    assert out.splitlines()[-1] == "7 passed, 2 failed"
 
 
 def test_a_removed_voice_file_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -78,3 +79,32 @@ def test_missing_espeak_data_is_named_not_a_silent_exit(tmp_path: Path, monkeypa
     monkeypatch.setattr(phonemize_espeak, "ESPEAK_DATA_DIR", broken)
     result = next(run_checks(checks()[:1]))
     assert not result.ok and str(broken / "phontab") in result.detail
+
+
+def _interpreting_check() -> list:
+    return [check for check in checks() if check[0] in ("voice, Stage I (text to latent)", "interpreting model")]
+
+
+def test_the_packaged_app_without_the_interpreting_model_says_so_and_passes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.asr import whisper_base_model
+
+    monkeypatch.delenv(whisper_base_model.ENV_MODEL_DIR, raising=False)
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "liveshadow"))
+    result = list(run_checks(_interpreting_check()))[-1]
+    assert result.ok and whisper_base_model.ADDON_PACKAGE in result.detail and "not installed" in result.detail
+
+
+def test_a_damaged_interpreting_model_fails_naming_its_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from engine.asr import whisper_base_model
+
+    folder = tmp_path / "whisper-base"
+    folder.mkdir()
+    for name in ("config.json", "tokenizer.json", "vocabulary.txt"):
+        (folder / name).write_text("{}")
+    (folder / "model.bin").write_bytes(b"not a model")
+    monkeypatch.setenv(whisper_base_model.ENV_MODEL_DIR, str(folder))
+    result = list(run_checks(_interpreting_check()))[-1]
+    assert not result.ok and str(folder) in result.detail and "damaged" in result.detail

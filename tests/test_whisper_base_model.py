@@ -25,7 +25,7 @@ def test_the_parts_join_into_the_pinned_model_once(tmp_path: Path, monkeypatch: 
     def no_join(folder: Path) -> None:
         raise AssertionError("joined again although the join was sound")
 
-    monkeypatch.setattr(wbm, "_join", no_join)
+    monkeypatch.setattr(wbm, "join_into", no_join)
     assert wbm.model_dir(tmp_path) == folder
 
 
@@ -93,3 +93,63 @@ def test_an_english_only_model_refuses_to_translate() -> None:
         WhisperBackend(threads=1, task="translate", language="es")
     with pytest.raises(AsrError, match="unknown Whisper task"):
         WhisperBackend(threads=1, task="summarize")
+
+
+@pytest.fixture(scope="module")
+def installed_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A joined model folder as the packaged app's model package installs it."""
+    folder = tmp_path_factory.mktemp("app") / "models" / wbm.MODEL_NAME
+    folder.mkdir(parents=True)
+    wbm.join_into(folder)
+    return folder
+
+
+def test_an_installed_model_is_used_where_it_is_without_joining(
+    installed_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(wbm.ENV_MODEL_DIR, str(installed_model))
+    monkeypatch.setattr(wbm, "join_into", lambda folder: pytest.fail("joined although a model is installed"))
+    assert wbm.model_dir(tmp_path / "cache") == installed_model
+    assert wbm.available_folder() == installed_model
+    assert not (tmp_path / "cache").exists()
+
+
+def test_the_packaged_app_finds_the_model_package_beside_it(
+    installed_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(wbm.ENV_MODEL_DIR, raising=False)
+    monkeypatch.setattr(wbm.sys, "frozen", True, raising=False)
+    monkeypatch.setattr(wbm.sys, "executable", str(installed_model.parent.parent / "liveshadow"))
+    assert wbm.model_dir() == installed_model
+
+
+def test_the_packaged_app_without_the_model_package_names_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(wbm.ENV_MODEL_DIR, raising=False)
+    monkeypatch.setattr(wbm.sys, "frozen", True, raising=False)
+    monkeypatch.setattr(wbm.sys, "executable", str(tmp_path / "liveshadow"))
+    monkeypatch.setattr(wbm.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(AsrError, match=f"install the {wbm.ADDON_PACKAGE} package"):
+        wbm.model_dir(tmp_path / "cache")
+
+
+@pytest.mark.parametrize("damage", ["flipped byte", "missing tokenizer"])
+def test_a_damaged_installed_model_is_named_not_used(
+    installed_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
+) -> None:
+    import shutil
+
+    copy = tmp_path / wbm.MODEL_NAME
+    shutil.copytree(installed_model, copy)
+    if damage == "flipped byte":
+        with (copy / "model.bin").open("r+b") as handle:
+            handle.seek(5000)
+            byte = handle.read(1)
+            handle.seek(5000)
+            handle.write(bytes([byte[0] ^ 0xFF]))
+        expected = "damaged"
+    else:
+        (copy / "tokenizer.json").unlink()
+        expected = "incomplete \\(tokenizer.json missing\\)"
+    monkeypatch.setenv(wbm.ENV_MODEL_DIR, str(copy))
+    with pytest.raises(AsrError, match=f"{expected}.*reinstall {wbm.ADDON_PACKAGE}"):
+        wbm.model_dir(tmp_path / "cache")

@@ -90,11 +90,14 @@ def bundled_models() -> list[ModelInfo]:
         from engine.asr import whisper_base_model
         from engine.pipeline.config import BASE_MODEL
 
-        parts = whisper_base_model.part_files()  # joined into the user cache when first used, not here
+        folder = whisper_base_model.available_folder()  # joined into the user cache when first used, not here
+        if whisper_base_model.installed_dir() is None:
+            size = sum(_size(p.parent) for p in whisper_base_model.part_files())
+        else:
+            size = _size(folder)
         found.append(ModelInfo(RECOGNIZER, "Whisper base (bundled; more accurate, slower; interprets)", "whisper",
-                               parts[0].parent, sum(_size(p.parent) for p in parts), "MIT", True,
-                               use_as=BASE_MODEL))  # fmt: skip
-    except Exception as exc:  # noqa: BLE001 - the packaged app leaves it out (packaging/README.md)
+                               folder, size, "MIT", True, use_as=BASE_MODEL))  # fmt: skip
+    except Exception as exc:  # noqa: BLE001 - the packaged app has it only with its model package (packaging/README.md)
         log.info("Whisper base is not installed: %s", exc)
     return found
 
