@@ -43,7 +43,7 @@ from engine.pipeline.config import ShadowConfig  # noqa: E402
 from engine.pipeline.models import Models  # noqa: E402
 from engine.pipeline.session import ShadowSession  # noqa: E402
 from engine.tts.chunker import ChunkSizes  # noqa: E402
-from engine.tts.learned.cache import CachedVoice  # noqa: E402
+from engine.tts.learned.cache import CachedVoice, VoiceWrapper  # noqa: E402
 from engine.tts.quality import whole_sentence_voice, word_distances_by_key  # noqa: E402
 from engine.tts.voice import TwoStageVoice  # noqa: E402
 from engine.tts.voice_split import FLOW_MARGIN  # noqa: E402
@@ -71,24 +71,14 @@ class ChargedTime:
         return self.t
 
 
-class ModelledVoice:
+class ModelledVoice(VoiceWrapper):
     """The voice's interface over a (caching) voice, each call charged its modelled compute."""
 
     def __init__(self, voice: CachedVoice, charged: ChargedTime, sigma: float, seed: int) -> None:
-        self.voice, self.charged, self.sigma = voice, charged, sigma
+        super().__init__(voice)
+        self.voice: CachedVoice = voice
+        self.charged, self.sigma = charged, sigma
         self.rng = np.random.default_rng(seed)
-
-    config = property(lambda self: self.voice.config)
-    sample_rate = property(lambda self: self.voice.sample_rate)
-    hop = property(lambda self: self.voice.hop)
-
-    @property
-    def rate(self) -> float:
-        return self.voice.rate
-
-    @rate.setter
-    def rate(self, value: float) -> None:
-        self.voice.rate = value
 
     def _charge(self, seconds: float) -> None:
         spread = float(np.exp(self.sigma * self.rng.standard_normal())) if self.sigma else 1.0
@@ -104,10 +94,6 @@ class ModelledVoice:
         frames = min(stop + FLOW_MARGIN, prior.shape[-1]) - max(start - FLOW_MARGIN, 0)
         self._charge(COST_FLOW[0] + COST_FLOW[1] * frames)
         return out
-
-    def stage1(self, ids: np.ndarray, phoneme_offset: int = 0, frame_offset: int = 0):  # noqa: ANN201
-        prior, durations = self.stage1_prior(ids, phoneme_offset, frame_offset)
-        return self.latent_frames(prior, 0, prior.shape[-1]), durations
 
     def stage2(self, latent: np.ndarray) -> np.ndarray:
         out = self.voice.stage2(latent)

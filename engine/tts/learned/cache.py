@@ -45,18 +45,13 @@ class _Lru:
             self.bytes -= dropped
 
 
-class CachedVoice:
-    """``TwoStageVoice``'s interface over a voice, with both stages memoized and their cost charged to ``timer``."""
+class VoiceWrapper:
+    """What a wrapper of a voice passes through unchanged (its config, sample rate, hop and speaking rate), and
+    Stage I whole as the wrapper's own ``stage1_prior`` and ``latent_frames``, so their accounting covers it."""
 
-    def __init__(self, voice: TwoStageVoice, budget_bytes: int = DEFAULT_BUDGET_BYTES) -> None:
+    def __init__(self, voice: TwoStageVoice | VoiceWrapper) -> None:
         self.voice = voice
-        self._stage1 = _Lru(budget_bytes // 2)
-        self._stage2 = _Lru(budget_bytes // 2)
-        self.charged_s = 0.0  # the compute charged so far (measured or remembered)
-        self.hits = 0
-        self.misses = 0
 
-    # what the synthesizer reads of a voice
     @property
     def config(self):  # noqa: ANN201 - VoiceConfig
         return self.voice.config
@@ -77,13 +72,35 @@ class CachedVoice:
     def rate(self, value: float) -> None:
         self.voice.rate = value
 
-    def timer(self) -> float:
-        """The synthesizer's clock: compute charged so far."""
-        return self.charged_s
-
     def stage1(self, ids: np.ndarray, phoneme_offset: int = 0, frame_offset: int = 0) -> tuple[np.ndarray, np.ndarray]:
         prior, durations = self.stage1_prior(ids, phoneme_offset, frame_offset)
         return self.latent_frames(prior, 0, prior.shape[-1]), durations
+
+    def stage1_prior(
+        self, ids: np.ndarray, phoneme_offset: int = 0, frame_offset: int = 0
+    ) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def latent_frames(self, prior: np.ndarray, start: int, stop: int) -> np.ndarray:
+        raise NotImplementedError
+
+
+class CachedVoice(VoiceWrapper):
+    """``TwoStageVoice``'s interface over a voice, with both stages memoized and their cost charged to ``timer``."""
+
+    def __init__(self, voice: TwoStageVoice, budget_bytes: int = DEFAULT_BUDGET_BYTES) -> None:
+        super().__init__(voice)
+        self.voice: TwoStageVoice = voice
+        self._stage1 = _Lru(budget_bytes // 2)
+        self._stage2 = _Lru(budget_bytes // 2)
+        self.charged_s = 0.0  # the compute charged so far (measured or remembered)
+        self.hits = 0
+        self.misses = 0
+
+    # what the synthesizer reads of a voice
+    def timer(self) -> float:
+        """The synthesizer's clock: compute charged so far."""
+        return self.charged_s
 
     def stage1_prior(
         self, ids: np.ndarray, phoneme_offset: int = 0, frame_offset: int = 0
