@@ -647,7 +647,7 @@ def synthesize_text(synthesizer: IncrementalSynthesizer, text: str) -> tuple[np.
 
 def _starts_with(tokens: Sequence[str], assumed: Sequence[str]) -> bool:
     """``tokens`` begin with the ``assumed`` words, up to case and punctuation."""
-    return len(tokens) >= len(assumed) and all(_bare(a) == _bare(t) for a, t in zip(assumed, tokens, strict=False))
+    return _common_prefix(tokens, assumed) == len(assumed)
 
 
 def _common_prefix(tokens: Sequence[str], assumed: Sequence[str]) -> int:
