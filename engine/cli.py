@@ -215,6 +215,8 @@ def _run_shadow(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     if args.report:
         Path(args.report).write_text(json.dumps(_finite(report), indent=1, allow_nan=False, default=_json_default))
+    from engine.pipeline.summary import underrun_causes_text
+
     print(report.get("spoken_text", ""))
     lag = report[metric_names.EAR_VOICE_LAG_S]
     if lag["n"]:
@@ -225,7 +227,8 @@ def _run_shadow(args: argparse.Namespace) -> int:
         )
         print(
             f"ear-voice lag median {lag['median']:.2f} s, p90 {lag['p90']:.2f} s; underruns "
-            f"{report[metric_names.UNDERRUNS]}; starved {report[metric_names.STARVED_S]:.2f} s{wer_text}",
+            f"{report[metric_names.UNDERRUNS]}{underrun_causes_text(report)}; starved "
+            f"{report[metric_names.STARVED_S]:.2f} s{wer_text}",
             file=sys.stderr,
         )
     if report.get("language_detected"):

@@ -23,8 +23,11 @@ class ScriptedBackend:
 
     name = "scripted"
 
-    def __init__(self, pauses_after: tuple[int, ...] = (), sentence_ends: tuple[int, ...] = ()) -> None:
+    def __init__(
+        self, pauses_after: tuple[int, ...] = (), sentence_ends: tuple[int, ...] = (), flip: bool = True
+    ) -> None:
         self.calls = 0
+        self.flip = flip  # False: every hypothesis reads the words the same (local agreement commits them)
         self.sentence_ends = sentence_ends
         self.starts: list[float] = []
         t = 0.0
@@ -45,7 +48,7 @@ class ScriptedBackend:
         ]
         done = self.recognizer._last_committed_end - offset
         first = next((i for i, w in enumerate(words) if w.start_s > done - 0.05), None)
-        if first is not None:  # flips at every call
+        if first is not None and self.flip:  # flips at every call
             w = words[first]
             stem, end = (w.text[:-1], ".") if w.text.endswith(".") else (w.text, "")
             words[first] = Word(f"{stem}{'ab'[self.calls % 2]}{end}", w.start_s, w.end_s)
@@ -63,9 +66,12 @@ def run(recognizer: StreamingRecognizer, seconds: float, step_s: float = 0.3) ->
 
 
 def make(
-    pauses_after: tuple[int, ...] = (), config: StreamConfig | None = None, sentence_ends: tuple[int, ...] = ()
+    pauses_after: tuple[int, ...] = (),
+    config: StreamConfig | None = None,
+    sentence_ends: tuple[int, ...] = (),
+    flip: bool = True,
 ) -> StreamingRecognizer:
-    backend = ScriptedBackend(pauses_after, sentence_ends)
+    backend = ScriptedBackend(pauses_after, sentence_ends, flip)
     recognizer = StreamingRecognizer(backend, make_commit_policy("la2"), vad=None, config=config)  # type: ignore[arg-type]
     backend.recognizer = recognizer
     return recognizer
@@ -79,6 +85,15 @@ def test_words_the_hypotheses_never_agree_on_are_committed_within_the_bound() ->
     for now, word in committed:
         assert now - word.end_s <= recognizer.config.max_hold_s + 0.3 + 1e-6  # the bound, plus one step
     assert recognizer.forced_words == len(committed)
+    assert all(word.forced for _, word in committed)  # each marked, so a gap it causes can say so
+
+
+def test_words_the_hypotheses_agree_on_are_not_marked_forced() -> None:
+    recognizer = make(flip=False)
+    committed = [w for _, words in run(recognizer, 10.0) for w in words]
+    assert len(committed) > 20
+    assert recognizer.forced_words == 0
+    assert not any(word.forced for word in committed)
     assert recognizer.dropped_audio_s == 0.0  # the 25 s cap never fired
     assert max(recognizer.buffer_s for _ in [0]) <= recognizer.config.trim_s + 1.0
 

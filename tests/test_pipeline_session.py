@@ -35,6 +35,17 @@ def _vtt_seconds(stamp: str) -> float:
     return 3600 * int(hours) + 60 * int(minutes) + float(seconds)
 
 
+def test_underruns_of_a_voice_too_slow_to_keep_up_are_late_compute(shadow_models, speech_manifest, speech_dir) -> None:
+    """A voice charged twenty times its compute falls behind: its gaps came with time enough to make the piece (not
+    short notice), and none can hold a forced word the recognizer did not commit."""
+    item = _entry(speech_manifest, SHORT)
+    session = ShadowSession(ShadowConfig(voice_slowdown=20.0), shadow_models)
+    report = session.run_file(load_audio(speech_dir / item["wav"])).report()
+    assert report[m.UNDERRUNS] >= 1  # 5 on the 2-core AMD EPYC VM
+    assert report["underruns_short_notice"] < report[m.UNDERRUNS] / 2
+    assert report["underruns_forced"] <= report["forced_words"]
+
+
 def test_file_session_speaks_every_committed_word(shadow_models, speech_manifest, speech_dir, tmp_path) -> None:
     item = _entry(speech_manifest, SHORT)
     session = ShadowSession(ShadowConfig(), shadow_models, record_dir=tmp_path / "rec")

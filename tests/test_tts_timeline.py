@@ -38,6 +38,15 @@ def test_gap_counts_sorts_silences_by_cause() -> None:
     assert gaps.phrase_pause_s == 0.0
 
 
+def test_underruns_say_whether_any_compute_could_have_avoided_them() -> None:
+    gaps = GapCounts()
+    gaps.add(0.1, gap_start_s=5.0, inputs_at_s=4.95, compute_s=0.2)  # 0.05 s of notice for 0.2 s of compute
+    gaps.add(0.1, gap_start_s=7.0, inputs_at_s=6.5, compute_s=0.2, forced=True)  # time enough; a forced word
+    gaps.add(0.1, gap_start_s=9.0, inputs_at_s=8.0)  # no compute given: counted, not classified
+    gaps.add(0.3, gap_start_s=10.0, inputs_at_s=10.2, compute_s=0.5, forced=True)  # starved: not an underrun
+    assert (gaps.underruns, gaps.short_notice, gaps.forced) == (3, 1, 1)
+
+
 def test_a_pause_after_a_comma_is_starved_time_and_is_also_counted_apart() -> None:
     gaps = GapCounts()
     gaps.add(0.4, gap_start_s=3.0, inputs_at_s=3.2, phrase_start=True)  # waited for the phrase's words

@@ -58,6 +58,7 @@ class CommittedWord:
     commit_s: float  # when it was committed (clock of the caller)
     pause_after: bool = False  # the speaker paused after this word (``PAUSE_S`` or more before the next)
     heard_s: float = 0.0  # source audio heard when it was committed (the end of the step's buffer, source clock)
+    forced: bool = False  # committed by the hold bound, not by the policy (no earlier hypothesis had to agree)
 
 
 @dataclass
@@ -218,7 +219,7 @@ class StreamingRecognizer:
             result.forced = held - n
             self.forced_words += held - n
             n = held
-        result.committed = self._commit(tail[:n], now_s, tail[n:])
+        result.committed = self._commit(tail[:n], now_s, tail[n:], forced=result.forced)
         self._tail = tail[n:]
         result.tentative = list(self._tail)
         self._trim()
@@ -262,9 +263,12 @@ class StreamingRecognizer:
                       (self._buffer.size - end) / SAMPLE_RATE)  # fmt: skip
             self._buffer = self._buffer[:end]
 
-    def _commit(self, words: list[Word], now_s: float, following: Sequence[Word] = ()) -> list[CommittedWord]:
+    def _commit(
+        self, words: list[Word], now_s: float, following: Sequence[Word] = (), forced: int = 0
+    ) -> list[CommittedWord]:
         """``following``: the tentative words after them (the pause after the last committed word is read from
-        the next tentative word, else from the voice-activity flags)."""
+        the next tentative word, else from the voice-activity flags); ``forced``: how many of the last ones the
+        hold bound commits."""
         frames = self._frames()
         audio_end = self._offset_s + self.buffer_s
         committed = []
@@ -274,7 +278,8 @@ class StreamingRecognizer:
                 pause = after.start_s - w.end_s >= PAUSE_S
             else:
                 pause = frames is not None and frames.quiet_from(w.end_s, audio_end) >= PAUSE_S
-            committed.append(CommittedWord(w.text, w.start_s, w.end_s, now_s, pause, audio_end))
+            committed.append(CommittedWord(w.text, w.start_s, w.end_s, now_s, pause, audio_end,
+                                           forced=i >= len(words) - forced))  # fmt: skip
         self._committed.extend(committed)
         if len(self._committed) > 2 * KEEP_COMMITTED_WORDS:
             del self._committed[:-KEEP_COMMITTED_WORDS]

@@ -26,6 +26,7 @@ from engine.metrics.wer import corpus_wer, wer
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.models import Models
 from engine.pipeline.shadow import shadow_file
+from engine.pipeline.summary import underrun_causes
 from engine.tts.learned.agent import LEARNED
 from engine.tts.learned.driver import wait_steps_k
 
@@ -76,6 +77,7 @@ def aggregate_reports(reports: list[dict], entries: list[dict], offline_texts: d
         m.TIME_BALANCE: aggregate([x for r in reports for x in r["time_balance_values_s"]]),
         m.UNDERRUNS: sum(r[m.UNDERRUNS] for r in reports),
         m.GAP_S: sum(r[m.GAP_S] for r in reports),
+        **underrun_causes(reports),
         m.STARVED_S: sum(r[m.STARVED_S] for r in reports),
         "phrase_pause_s": sum(r.get("phrase_pause_s", 0.0) for r in reports),
         "hurried_pieces": sum(r.get("hurried_pieces", 0) for r in reports),

@@ -25,6 +25,7 @@ from engine.metrics.shadowing import lag_drift_s
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.models import Models
 from engine.pipeline.session import ShadowSession
+from engine.pipeline.summary import UNDERRUNS_FORCED, UNDERRUNS_SHORT_NOTICE
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +94,7 @@ def run_soak(
         "pause_s": pause_s, "recordings": len(entries), "mode": "simulate"},
         m.LAG_DRIFT_S: lag_drift_s(figures.source_ends, figures.lags),
         m.EAR_VOICE_LAG_S: aggregate(figures.lags), m.UNDERRUNS: figures.underruns(),
+        UNDERRUNS_SHORT_NOTICE: figures.gaps.short_notice, UNDERRUNS_FORCED: figures.gaps.forced,
         "lag_by_window": _windows(*lags, total), "step_cost_by_window": _windows(*steps, total),
         "rss_mb_by_window": _windows([t for t, _ in memory], rss, total),
         "rss_mb": {"first_tenth_median": float(np.median(rss[:tenth])) if rss else None,

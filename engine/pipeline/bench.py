@@ -14,6 +14,7 @@ from engine.metrics.wer import word_errors
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.models import Models
 from engine.pipeline.shadow import shadow_file
+from engine.pipeline.summary import underrun_causes_text
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +88,8 @@ def format_table(report: dict) -> str:
         _lag_line(r),
         f"chunk_delay_s median {r[m.CHUNK_DELAY_S]['median'] or 0:.2f} s; commit_latency_s median "
         f"{r[m.COMMIT_LATENCY_S]['median'] or 0:.2f} s; first_audio_s median {r[m.FIRST_AUDIO_S]['median'] or 0:.3f} s",
-        f"underruns {r[m.UNDERRUNS]} ({r[m.GAP_S]:.2f} s); starved_s {r[m.STARVED_S]:.1f} s (at commas "
+        f"underruns {r[m.UNDERRUNS]} ({r[m.GAP_S]:.2f} s){underrun_causes_text(r)}; starved_s "
+        f"{r[m.STARVED_S]:.1f} s (at commas "
         f"{r['phrase_pause_s']:.1f} s); hurried pieces "
         f"{r['hurried_pieces']}, of them made ahead {r['speculated_pieces']}; lag_drift_s on the "
         f"long passage {'-' if drift is None else f'{drift:+.3f} s/min'}",

@@ -22,6 +22,7 @@ from engine.metrics.translation import bleu, chrf
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.models import Models
 from engine.pipeline.shadow import shadow_file
+from engine.pipeline.summary import underrun_causes, underrun_causes_text
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,7 @@ def interpret_results(entries: list[dict], reports: list[dict], offline: list[st
         m.BLEU_OFFLINE: bleu(references, offline),
         **{name: _median([r.get(name) for r in reports]) for name in MEDIANS},
         m.UNDERRUNS: sum(r[m.UNDERRUNS] for r in reports),
+        **underrun_causes(reports),
         m.FIRST_AUDIO_S: _median([r[m.FIRST_AUDIO_S]["median"] for r in reports if r[m.FIRST_AUDIO_S]["n"]]),
         m.EAR_VOICE_LAG_S: _median([r[m.EAR_VOICE_LAG_S]["median"] for r in reports if r[m.EAR_VOICE_LAG_S]["n"]]),
         "non_english_words": sum(r.get("non_english_words", 0) for r in reports),
@@ -140,6 +142,9 @@ def format_table(report: dict) -> str:
         )
     languages = next(iter(report["results"].values()))["by_language"]
     lines.append("")
+    for policy, r in report["results"].items():
+        if r[m.UNDERRUNS]:
+            lines.append(f"{policy}: underruns {r[m.UNDERRUNS]}{underrun_causes_text(r)}")
     lines.append("bleu by language (first policy / offline): " + ", ".join(
         f"{lang} {_fmt(v[m.BLEU], digits=1)} / {_fmt(v[m.BLEU_OFFLINE], digits=1)}" for lang, v in languages.items()
     ))  # fmt: skip

@@ -75,6 +75,7 @@ class WordRecord:
     speak_start_s: float | None = None
     speak_end_s: float | None = None
     heard_s: float | None = None  # source audio heard when it was committed
+    forced: bool = False  # committed by the recognizer's hold bound (``CommittedWord.forced``)
 
     @property
     def key(self) -> tuple[int, int]:
@@ -450,7 +451,7 @@ class ShadowSession:
             keyed = self._keys.tokens(word.text)
             for token, (sentence, index) in keyed:
                 record = WordRecord(sentence, index, token, word.start_s + origin, word.end_s + origin, word.commit_s,
-                                    heard_s=word.heard_s + origin)  # fmt: skip
+                                    heard_s=word.heard_s + origin, forced=word.forced)  # fmt: skip
                 records.append(record)
             tokens.extend(fed_tokens(keyed, word.pause_after))
         if records:
@@ -579,7 +580,8 @@ class ShadowSession:
             self.models.voice.rate = self.config.voice_rate * factor
             self.figures.rate(factor)
         words_at = max((record.commit_s for record in spoken), default=inputs_at)
-        self.figures.played(piece, spoken, start, end, words_at, self._sink.player is None)
+        compute = (piece.stage1_s + piece.stage2_s) * self.config.voice_cpu_slowdown
+        self.figures.played(piece, spoken, start, end, words_at, self._sink.player is None, compute)
         if spoken:
             with self._lock:
                 self._snapshot.lag_s = spoken[-1].lag_s

@@ -17,8 +17,25 @@ from engine.tts.timeline import GapCounts
 if TYPE_CHECKING:
     from engine.pipeline.session import WordRecord
 
+# Report keys beside METRICS.md's ``underruns``: how many of them no compute could have avoided at that moment
+# (``GapCounts.short_notice``) and how many held a word the hold bound committed (``GapCounts.forced``).
+UNDERRUNS_SHORT_NOTICE = "underruns_short_notice"
+UNDERRUNS_FORCED = "underruns_forced"
 GAP_EPSILON_S = 0.01  # device play times jitter by a few ms; a shorter silence is not a gap
 MAX_WORDS = 200_000  # per-word lists stop growing past this (about 20 hours of speech)
+
+
+def underrun_causes(reports: list[dict]) -> dict[str, int]:
+    """The underruns' causes summed over several session reports."""
+    return {key: sum(r.get(key, 0) for r in reports) for key in (UNDERRUNS_SHORT_NOTICE, UNDERRUNS_FORCED)}
+
+
+def underrun_causes_text(figures: dict) -> str:
+    """For a line that has just given ``underruns``: what the breakdown says, or nothing when there were none."""
+    if not figures.get(m.UNDERRUNS):
+        return ""
+    return (f" (of them {figures.get(UNDERRUNS_SHORT_NOTICE, 0)} with less notice than their piece's compute, "
+            f"{figures.get(UNDERRUNS_FORCED, 0)} holding a word the hold bound committed)")  # fmt: skip
 
 
 class SessionFigures:
@@ -85,14 +102,16 @@ class SessionFigures:
 
     def played(
         self, piece: AudioPiece, spoken: list[WordRecord], start_s: float, end_s: float, words_at_s: float,
-        computed: bool,
+        computed: bool, compute_s: float | None = None,
     ) -> None:  # fmt: skip
-        """The piece played from ``start_s`` to ``end_s``; ``words_at_s``: when its own words were all committed."""
+        """The piece played from ``start_s`` to ``end_s``; ``words_at_s``: when its own words were all committed;
+        ``compute_s``: what the piece took to make, on the session's clock (for the underruns' causes)."""
         with self._lock:
             if self._previous_end is not None:
                 gap = start_s - self._previous_end
                 if gap > GAP_EPSILON_S:
-                    self.gaps.add(gap, self._previous_end, words_at_s, piece.chunk == 0, piece.phrase_start)
+                    self.gaps.add(gap, self._previous_end, words_at_s, piece.chunk == 0, piece.phrase_start,
+                                  compute_s, any(record.forced for record in spoken))  # fmt: skip
             if computed:
                 self._previous_end = end_s
             else:
@@ -160,6 +179,8 @@ class SessionFigures:
                 m.TIME_BALANCE: aggregate(self.balances),
                 m.UNDERRUNS: self.gaps.underruns,
                 m.GAP_S: self.gaps.gap_s,
+                UNDERRUNS_SHORT_NOTICE: self.gaps.short_notice,
+                UNDERRUNS_FORCED: self.gaps.forced,
                 m.STARVED_S: self.gaps.starved_s,
                 "sentence_pause_s": self.gaps.pause_s,
                 "phrase_pause_s": self.gaps.phrase_pause_s,  # included in starved_s

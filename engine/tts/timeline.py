@@ -20,17 +20,27 @@ class GapCounts:
     starved_s: float = 0.0
     pause_s: float = 0.0  # before the first piece of a sentence, when the caller counts those apart
     phrase_pause_s: float = 0.0  # the part of ``starved_s`` before the first piece after a comma (; :)
+    # Of the underruns (when the caller gives the piece's compute): those whose words came less than the piece's
+    # own compute before the voice ran out, so that no worker starting at once could have made it in time, and
+    # those whose piece held a word the recognizer's hold bound committed, which no hypothesis had agreed on (so
+    # nothing made ahead could have matched it). What is left is compute that started late or took too long.
+    short_notice: int = 0
+    forced: int = 0
 
     def add(
         self, gap_s: float, gap_start_s: float, inputs_at_s: float, sentence_start: bool = False,
-        phrase_start: bool = False,
+        phrase_start: bool = False, compute_s: float | None = None, forced: bool = False,
     ) -> None:  # fmt: skip
-        """A silence of ``gap_s`` began at ``gap_start_s``; the next piece's words were all in at ``inputs_at_s``."""
+        """A silence of ``gap_s`` began at ``gap_start_s``; the next piece's words were all in at ``inputs_at_s``;
+        ``compute_s``: what that piece took to make, ``forced``: it holds a word the hold bound committed."""
         if sentence_start:
             self.pause_s += gap_s
         elif inputs_at_s <= gap_start_s:  # the words were there before the gap began: compute was too slow
             self.underruns += 1
             self.gap_s += gap_s
+            if compute_s is not None:
+                self.short_notice += gap_start_s - inputs_at_s < compute_s
+                self.forced += forced
         else:  # the gap began while waiting for words (the speaker's pace)
             self.starved_s += gap_s
             if phrase_start:
