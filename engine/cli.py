@@ -215,11 +215,11 @@ def _run_shadow(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     if args.report:
         Path(args.report).write_text(json.dumps(_finite(report), indent=1, allow_nan=False, default=_json_default))
-    from engine.pipeline.summary import underrun_causes_text
-
     print(report.get("spoken_text", ""))
     lag = report[metric_names.EAR_VOICE_LAG_S]
     if lag["n"]:
+        from engine.pipeline.summary import underrun_causes_text
+
         wer_text = "".join(
             f"; {name} {report[name]:.3f}"
             for name in (metric_names.WER_COMMITTED, metric_names.WER_SPOKEN, metric_names.BLEU, metric_names.CHRF)
