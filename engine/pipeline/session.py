@@ -500,10 +500,14 @@ class ShadowSession:
         if message is not None:  # the window shows it from the snapshot; the report has it in ``pace``
             log.warning("%s", message)
 
+    def _compute_s(self, piece: AudioPiece) -> float:
+        """What ``piece`` took to make on the session's clock (a ``--cpu-slowdown`` run charges it × F)."""
+        return piece.gen_s * self.config.voice_cpu_slowdown
+
     def _on_piece(self, piece: AudioPiece) -> None:
         if self._cancel.is_set():
             return
-        self.pace.piece((piece.stage1_s + piece.stage2_s) * self.config.voice_cpu_slowdown, piece.audio_s)
+        self.pace.piece(self._compute_s(piece), piece.audio_s)
         if self.pieces is not None:
             self.pieces.append(piece)
         worker = self._worker
@@ -580,8 +584,7 @@ class ShadowSession:
             self.models.voice.rate = self.config.voice_rate * factor
             self.figures.rate(factor)
         words_at = max((record.commit_s for record in spoken), default=inputs_at)
-        compute = (piece.stage1_s + piece.stage2_s) * self.config.voice_cpu_slowdown
-        self.figures.played(piece, spoken, start, end, words_at, self._sink.player is None, compute)
+        self.figures.played(piece, spoken, start, end, words_at, self._sink.player is None, self._compute_s(piece))
         if spoken:
             with self._lock:
                 self._snapshot.lag_s = spoken[-1].lag_s
