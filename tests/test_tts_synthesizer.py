@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from engine.pipeline.keys import SentenceKeys
 from engine.tts.chunker import ChunkSizes
 from engine.tts.policies import LookaheadPolicy, make_policy
 from engine.tts.quality import snr_db, word_distances_db
@@ -399,6 +400,22 @@ def test_a_speculation_is_delivered_up_to_the_words_that_came(voice: TwoStageVoi
         start = sum(p.samples.size for p in pieces[: next(i for i, p in enumerate(pieces) if p is made[0]) + 1])
         window = slice(start - 2048, start + 2048)
         assert snr_db(audio[window], voice.stage2(latent)[window]) > 35.0
+
+
+def test_a_speculation_whose_first_word_comes_ending_a_sentence_ends_it_there(voice: TwoStageVoice) -> None:
+    """The words "long day" were made ahead, and "long. Day" came (Whisper often puts a full stop mid-phrase in fast
+    speech). The sentence ends after "long.", as ``SentenceKeys`` says (the session finds each spoken word's record
+    by that key): kept in one sentence, every later word was spoken under another's key, and its lag and its
+    transcript state were another word's."""
+    synthesizer, pieces, words = _speculated_ahead(voice, 14)
+    came = ["long.", "Day", "came."]
+    made = synthesizer.feed(came)
+    assert made[0].speculated
+    pieces += made + synthesizer.flush()
+    keys = SentenceKeys()
+    expected = [key for word in [*words[:14], *came] for _, key in keys.tokens(word)]
+    assert [(w.sentence, w.index) for p in pieces for w in p.words] == expected
+    assert [w.text for p in pieces for w in p.words] == [*words[:14], *came]
 
 
 def test_a_speculation_on_other_words_still_delivers_the_fed_words_it_holds(voice: TwoStageVoice) -> None:

@@ -181,6 +181,7 @@ class ShadowSession:
         self._keys = SentenceKeys()
         self._last_hint: list[str] = []
         self._records: dict[tuple[int, int], WordRecord] = {}  # committed, not yet spoken
+        self._unmatched_warned = False
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._cancel = threading.Event()
@@ -569,7 +570,11 @@ class ShadowSession:
         with self._lock:
             for word in piece.words:
                 record = self._records.pop((word.sentence, word.index), None)
-                if record is None:
+                if record is None:  # the voice's keys and the session's disagree: its figures would be others'
+                    if not self._unmatched_warned:
+                        log.warning("spoken word %r (sentence %d, word %d) was never committed under that key",
+                                    word.text, word.sentence, word.index)  # fmt: skip
+                        self._unmatched_warned = True
                     continue
                 record.ready_s = ready
                 record.speak_start_s = start + word.start_sample / rate

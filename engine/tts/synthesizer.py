@@ -220,11 +220,15 @@ class IncrementalSynthesizer:
         if not tokens and _starts_with(_sentence_part(_tokens(hint or ())), speculation.assumed):
             self._speculation = speculation  # only the hint changed, and it still says those words come next
             return tokens
-        if not tokens or not _starts_with(tokens, speculation.assumed):
+        # Only the words up to a sentence end can match: the speculation was made as if the sentence went on, and a
+        # sentence end among its words ("long. Day" for "long day") must close the sentence there, as the session's
+        # word keys (``pipeline.keys``) do.
+        sentence_part = _sentence_part(tokens)
+        if not tokens or not _starts_with(sentence_part, speculation.assumed):
             # some of the words came, or none: the fed words it holds are final either way
-            matched = _common_prefix(_sentence_part(tokens), speculation.assumed)
+            matched = _common_prefix(sentence_part, speculation.assumed)
             fed_words = self._sentence.spoken_words < speculation.base_words
-            more = len(tokens) > matched  # other words came after them: the next piece is made now
+            more = len(sentence_part) > matched  # words of this sentence came after them: its next piece is made now
             if (matched or fed_words) and self._use_prefix(speculation, tokens[:matched], pieces, more):
                 return tokens[matched:]
             log.debug("speculation on %s dropped: %s came", speculation.assumed, tokens)
