@@ -430,3 +430,38 @@ def test_a_speculation_on_other_words_still_delivers_the_fed_words_it_holds(voic
     pieces += made + synthesizer.feed(["night."]) + synthesizer.flush()
     assert [w.text for p in pieces for w in p.words] == [*words[:15], "night."]
     assert sum(p.samples.size for p in pieces) == synthesizer.last_sentence_latent.shape[1] * voice.hop
+
+
+@pytest.mark.parametrize("seed", [1, 6, 10, 11])  # seeds whose streams met the mid-speculation full stop
+def test_the_voice_keys_every_word_as_the_session_does_whatever_the_recognizer_sends(
+    voice: TwoStageVoice, seed: int
+) -> None:
+    """A recognizer's worth of surprises, at random: words in batches of 0-3, full stops where the hint had none,
+    hints that turn out wrong, the voice about to run out (hurry, urgent, speculate) or not. Every word fed is
+    spoken once, in order, under the key ``SentenceKeys`` gives it."""
+    rng = np.random.default_rng(seed)
+    words = (HINTED.rstrip(".") + " while the storm went on over the hills and the river rose.").split()
+    said = [w + "." if rng.random() < 0.25 else w for w in words]  # the committed words may end sentences
+    synthesizer = IncrementalSynthesizer(voice, make_policy("lookahead-1"))
+    keys = SentenceKeys()
+    expected, pieces = [], []
+    i = 0
+    while i < len(said):
+        batch = said[i : i + int(rng.integers(0, 4))]
+        i += len(batch)
+        hint = list(words[i : i + int(rng.integers(0, 5))])
+        if hint and rng.random() < 0.2:
+            hint[0] = "zebras"  # the recognizer changes its mind
+        expected += [key for word in batch for _, key in keys.tokens(word)]
+        low = rng.random() < 0.6
+        pieces += synthesizer.feed(batch, hint=hint, hurry=low)
+        if low:
+            synthesizer.urgent = rng.random() < 0.5
+            pieces += synthesizer.hurry()
+            synthesizer.speculate()
+            synthesizer.urgent = False
+    pieces += synthesizer.flush()
+    assert synthesizer.speculations > 0
+    spoken = [w for p in pieces for w in p.words]
+    assert [(w.sentence, w.index) for w in spoken] == expected
+    assert [w.text for w in spoken] == said
