@@ -85,8 +85,25 @@ def test_a_slow_voice_degrades_too() -> None:
 
 
 def test_catch_up_rate() -> None:
-    assert catch_up_rate(None, 1.3) == 1.0
-    assert catch_up_rate(2.0, 1.3) == 1.0
-    assert catch_up_rate(p.CATCH_UP_FROM_S + 1.0, 1.3) == pytest.approx(1.0 + p.CATCH_UP_PER_S)
-    assert catch_up_rate(20.0, 1.3) == 1.3
-    assert catch_up_rate(20.0, 1.0) == 1.0
+    rule = p.SHADOW_CATCH_UP
+    queued = rule.in_hand_s + 0.5
+    assert catch_up_rate(None, 1.3, queued) == 1.0
+    assert catch_up_rate(rule.from_s - 0.1, 1.3, queued) == 1.0
+    assert catch_up_rate(rule.from_s + 0.5, 1.3, queued) == pytest.approx(1.0 + 0.5 * rule.per_s)
+    assert catch_up_rate(20.0, 1.3, queued) == 1.3
+    assert catch_up_rate(20.0, 1.0, queued) == 1.0
+
+
+def test_catch_up_leaves_the_rate_alone_when_little_voice_is_queued() -> None:
+    """Far behind with little in hand, the lag is the recognizer's: a faster voice would only run dry sooner."""
+    rule = p.SHADOW_CATCH_UP
+    assert catch_up_rate(20.0, 1.3, rule.in_hand_s) == 1.0
+    assert catch_up_rate(20.0, 1.3, 0.0) == 1.0
+    assert catch_up_rate(20.0, 1.3, rule.in_hand_s + 0.01) == 1.3
+
+
+def test_interpreting_catches_up_later_and_whatever_is_queued() -> None:
+    rule = p.INTERPRET_CATCH_UP
+    assert rule.from_s > p.SHADOW_CATCH_UP.from_s
+    assert catch_up_rate(rule.from_s, 1.3, 0.0, rule) == 1.0
+    assert catch_up_rate(rule.from_s + 1.0, 1.3, 0.0, rule) == pytest.approx(1.0 + rule.per_s)

@@ -37,7 +37,7 @@ from engine.pipeline.echo import EchoGate
 from engine.pipeline.keys import SentenceKeys, fed_tokens
 from engine.pipeline.memory import MemoryTrimmer
 from engine.pipeline.models import Models
-from engine.pipeline.pace import MachinePace, catch_up_rate
+from engine.pipeline.pace import INTERPRET_CATCH_UP, SHADOW_CATCH_UP, MachinePace, catch_up_rate
 from engine.pipeline.recorder import SessionRecorder
 from engine.pipeline.summary import SessionFigures
 from engine.tts.chunker import ChunkSizes
@@ -585,7 +585,8 @@ class ShadowSession:
         # a gap is the engine's fault when the piece's own words were committed before it began (METRICS.md),
         # even if the piece then waited for its lookahead; so it is classified by their commit, not by inputs_at
         if spoken:  # far behind a fast speaker: speak the next pieces faster (``pace.catch_up_rate``)
-            factor = catch_up_rate(spoken[-1].lag_s, self.config.catch_up)
+            rule = INTERPRET_CATCH_UP if self.config.translate_from else SHADOW_CATCH_UP
+            factor = catch_up_rate(spoken[-1].lag_s, self.config.catch_up, self._audio_in_hand(ready), rule)
             self.models.voice.rate = self.config.voice_rate * factor
             self.figures.rate(factor)
         words_at = max((record.commit_s for record in spoken), default=inputs_at)
