@@ -14,9 +14,11 @@ import soundfile
 from PySide6.QtGui import QImage
 
 from engine import cli
+from engine.audio.io import load_audio
 from engine.eval.interpret import CSV_FIELDS
 from engine.metrics import names as m
 from engine.pipeline.config import ShadowConfig
+from engine.pipeline.models import Models
 from engine.pipeline.shadow import shadow_file
 from tests import virtual_audio as va
 
@@ -37,6 +39,33 @@ def test_spanish_is_committed_and_spoken_in_english(speech_xx_dir: Path) -> None
     assert report[m.BLEU] > 0 and report[m.CHRF] > 20
     assert report[m.WER_COMMITTED] is None  # the source transcript is not English: no WER
     assert report["spoken_language"] == "es" and report["language_detected"] is None
+
+
+def test_a_pause_ends_an_utterance_and_its_silence_is_not_decoded(speech_xx_dir: Path) -> None:
+    """Two Spanish utterances with 6 s of silence between them, through the real recognizer and voice-activity
+    detector, a second at a time: the first utterance is all committed soon after the speaker stops, then nothing is
+    decoded until the second begins, and the second is heard at its own times."""
+    entries = {e["id"]: e for e in map(json.loads, (speech_xx_dir / "manifest.jsonl").read_text().splitlines())}
+    first, second = (load_audio(speech_xx_dir / entries[i]["wav"]) for i in ("cv_es_19599961", "s2st_es_2245"))
+    gap_s = 6.0
+    audio = np.concatenate([first, np.zeros(int(gap_s * 16000), np.float32), second, np.zeros(32000, np.float32)])
+    config = ShadowConfig(translate_from="es")
+    recognizer = Models.load(config).recognizer(config)
+    first_end, second_start = first.size / 16000, first.size / 16000 + gap_s
+    steps = []
+    for n, block in enumerate(np.array_split(audio, int(np.ceil(audio.size / 16000)))):
+        recognizer.insert_audio(block)
+        steps.append(((n + 1) * 1.0, recognizer.step((n + 1) * 1.0)))
+    recognizer.finish(len(steps) + 1.0)
+    committed = recognizer.committed
+    during_gap = [now for now, step in steps if first_end + 3.0 <= now <= second_start]
+    assert during_gap and not any(step.recognized for now, step in steps if now in during_gap)
+    early = [w for w in committed if w.commit_s <= first_end + 3.0]
+    assert {"right", "limitations"} <= {w.text.lower().strip(",.") for w in early}, [w.text for w in committed]
+    assert not [w for w in committed if first_end + 3.0 < w.commit_s <= second_start]
+    late = [w for w in committed if w.commit_s > second_start]
+    assert "mountains" in {w.text.lower().strip(",.") for w in late}
+    assert all(w.start_s >= second_start - 0.5 for w in late)
 
 
 def test_the_spoken_language_is_detected_from_the_first_seconds(speech_xx_dir: Path) -> None:

@@ -7,6 +7,7 @@ import pytest
 
 from engine.pipeline.keys import SentenceKeys
 from engine.tts.chunker import ChunkSizes
+from engine.tts.frontend import with_pause
 from engine.tts.policies import LookaheadPolicy, make_policy
 from engine.tts.quality import snr_db, word_distances_db
 from engine.tts.synthesizer import IncrementalSynthesizer, synthesize_text
@@ -430,6 +431,84 @@ def test_a_speculation_on_other_words_still_delivers_the_fed_words_it_holds(voic
     pieces += made + synthesizer.feed(["night."]) + synthesizer.flush()
     assert [w.text for p in pieces for w in p.words] == [*words[:15], "night."]
     assert sum(p.samples.size for p in pieces) == synthesizer.last_sentence_latent.shape[1] * voice.hop
+
+
+def test_a_hurry_while_a_speculation_waits_does_not_speak_its_words_twice(voice: TwoStageVoice) -> None:
+    """Interpreting's stream (hold2, French): the voice made "I will say a word at" + "all" ahead; before "all"
+    came, the worker's overdue tick hurried the live sentence, which spoke "I will say a word". The speculation,
+    made from the sentence as it was before, then matched "all times." and was delivered: five words spoken twice,
+    and the session found no record for the second "I"."""
+    synthesizer = IncrementalSynthesizer(voice, make_policy("lookahead-1"), ChunkSizes(12, 12, 24))  # the session's
+    pieces = synthesizer.feed(["I", "don't", "experience"], hint=["the", "things."])
+    pieces += synthesizer.feed(["of", "years", "passed,"], hint=["Jean", "-Dier."])
+    pieces += synthesizer.hurry()
+    synthesizer.speculate()
+    batch = ["I", "will", "say", "a", "word", "at"]
+    pieces += synthesizer.feed(batch, hint=["all", "times."], hurry=True) + synthesizer.hurry()
+    assert synthesizer.speculate()
+    synthesizer.overdue = True
+    pieces += synthesizer.hurry(sentence_start=True)  # a tick: nothing new came, the voice is low
+    synthesizer.speculate()
+    synthesizer.overdue = False
+    pieces += synthesizer.feed(["all", "times."]) + synthesizer.flush()
+    said = ["I", "don't", "experience", "of", "years", "passed,", *batch, "all", "times."]
+    assert [(w.index, w.text) for p in pieces for w in p.words] == list(enumerate(said))
+
+
+def test_words_merged_into_one_unit_are_each_listed_once_when_a_speculation_is_cut_between_them(
+    voice: TwoStageVoice,
+) -> None:
+    """ "in the" is one unit for the phonemizer. Made ahead with "zebras", delivered up to the end of the fed words
+    when "rain" came instead: the piece holding "in" was cut inside the unit, and the next piece, which holds the
+    rest of the unit, listed "in" again."""
+    synthesizer = IncrementalSynthesizer(voice, make_policy("lookahead-1"))
+    said = ["the", "king", "of", "the", "castle", "stood,"]
+    pieces = synthesizer.feed(said, hint=["in", "the", "rain"]) + synthesizer.hurry(sentence_start=True)
+    pieces += synthesizer.feed(["in", "the"], hint=["zebras"], hurry=True) + synthesizer.hurry()
+    assert synthesizer.speculate()
+    pieces += synthesizer.feed(["rain"], hint=["at", "the", "end"], hurry=True) + synthesizer.hurry()
+    pieces += synthesizer.feed(["at", "the", "end."]) + synthesizer.flush()
+    said += ["in", "the", "rain", "at", "the", "end."]
+    assert [(w.index, w.text) for p in pieces for w in p.words] == list(enumerate(said))
+    assert any(p.speculated for p in pieces)
+
+
+@pytest.mark.parametrize("seed", [14, 15, 31])  # seeds that spoke a word twice before both fixes above
+def test_every_word_is_spoken_once_with_pauses_and_ticks_between_the_recognizer_steps(
+    voice: TwoStageVoice, seed: int
+) -> None:
+    """As below, with what a session adds: the speaker's pauses as commas, and the worker's ticks (no new words, the
+    voice low: a hurry, overdue or not, then words made ahead)."""
+    rng = np.random.default_rng(seed)
+    words = (HINTED.rstrip(".") + " while the storm went on over the hills and the river rose.").split()
+    said = [w + "." if rng.random() < 0.2 else (with_pause(w) if rng.random() < 0.2 else w) for w in words]
+    synthesizer = IncrementalSynthesizer(voice, make_policy("lookahead-1"))
+    keys = SentenceKeys()
+    expected, pieces = [], []
+    i = 0
+    while i < len(said):
+        batch = said[i : i + int(rng.integers(0, 5))]
+        i += len(batch)
+        hint = list(words[i : i + int(rng.integers(0, 5))])
+        if hint and rng.random() < 0.2:
+            hint[0] = "zebras"
+        expected += [key for word in batch for _, key in keys.tokens(word)]
+        if rng.random() < 0.4:
+            synthesizer.overdue = rng.random() < 0.5
+            pieces += synthesizer.hurry(sentence_start=synthesizer.overdue)
+            synthesizer.speculate()
+            synthesizer.overdue = False
+        low = rng.random() < 0.6
+        pieces += synthesizer.feed(batch, hint=hint, hurry=low)
+        if low:
+            synthesizer.urgent = rng.random() < 0.5
+            pieces += synthesizer.hurry()
+            synthesizer.speculate()
+            synthesizer.urgent = False
+    pieces += synthesizer.flush()
+    spoken = [w for p in pieces for w in p.words]
+    assert [(w.sentence, w.index) for w in spoken] == expected
+    assert [w.text for w in spoken] == said
 
 
 @pytest.mark.parametrize("seed", [1, 6, 10, 11])  # seeds whose streams met the mid-speculation full stop

@@ -9,6 +9,8 @@ the commit policy decide which leading words of the rest become final. Whatever 
 - once the buffer is longer than ``trim_s`` it is cut at the last committed sentence end, else at a pause in the
   speech after a committed word, else after the last committed word; ``max_buffer_s`` is a backstop (audio past it
   is dropped, logged and counted in ``dropped_audio_s``);
+- with ``endpoint_s`` (interpreting), a pause in the speech ends an utterance: the words still held are committed
+  as the hypothesis has them and the buffer is cut at the pause, so the silence after it is never decoded;
 - words that nobody said are not committed: words aligned where the voice-activity detector heard no speech, and
   the phrases Whisper writes over silence ("Thank you.") unless they were clearly spoken (``speech_filter``).
 
@@ -42,6 +44,9 @@ OFFLINE_MARGIN_S = 2.0
 PAUSE_S = 0.3  # a silence this long between two words is a pause (a phrase boundary for the voice)
 TRIM_MARGIN_S = 0.05  # a cut after a committed word leaves this much of the silence after it in the buffer
 MIN_CUT_S = 0.5  # a trim that would cut less than this looks for a later place
+# At a pause the hypothesis must reach this close to the end of the speech before the buffer is cut there: a decoder
+# that stopped early on the buffer (it does, after a repetition) would otherwise lose the speech it did not reach.
+ENDPOINT_REACH_S = 1.0
 # At the end of the input the last decode hears the speech and this much after it, not a long trailing silence:
 # Whisper fills silence with words nobody said ("Thank you.", a stray "So."), and translating it does so more.
 FINISH_TAIL_S = 0.3
@@ -69,6 +74,7 @@ class StepResult:
     at_s: float | None = None  # when the step ended, on the driver's clock (set by the driver)
     compute_s: float = 0.0  # the step's compute, on the driver's clock (set by the driver)
     forced: int = 0  # words committed because they were held longer than ``max_hold_s``
+    at_pause: int = 0  # words committed at a pause in the speech (``endpoint_s``) before the policy agreed on them
     unspoken: int = 0  # hypothesis words dropped as not said (outside speech, or a phrase Whisper writes on silence)
 
 
@@ -77,6 +83,9 @@ class StreamConfig:
     trim_s: float = 12.0
     max_buffer_s: float = 25.0
     max_hold_s: float = 3.0  # a word that ended this long before the audio's end is committed, agreed or not
+    # the speaker quiet this long at the buffer's end ends an utterance: its words are committed as the hypothesis
+    # has them (decoded up to the speech's end) and the buffer is cut there (None: never; ``_endpoint``)
+    endpoint_s: float | None = None
     quiet_keep_s: float = 0.5  # audio kept before speech starts when a quiet buffer is dropped
     use_prompt: bool = False
     prompt_chars: int = 200
@@ -109,6 +118,7 @@ class StreamingRecognizer:
         self.unrecognized_audio_s = 0.0  # audio cut past ``trim_s`` because no word came from it
         self.forced_words = 0
         self.unspoken_words = 0
+        self.pause_words = 0  # words committed at a pause before the policy agreed on them
         # An incremental backend (vosk) is fed each block once and keeps its own hypothesis with source times;
         # the buffer then serves only the voice-activity gate and trimming.
         self._incremental = bool(getattr(backend, "incremental", False))
@@ -178,14 +188,15 @@ class StreamingRecognizer:
         """The voice-activity flags of the buffer on the source clock (None without a detector)."""
         return SpeechFrames(self._speech, self._speech_start / SAMPLE_RATE) if self.vad is not None else None
 
-    def _hypothesize(self) -> tuple[list[Word], int]:
-        """The recognizer's words for the whole buffer, on the source clock, less those nobody said (and how many)."""
+    def _hypothesize(self, end: int | None = None) -> tuple[list[Word], int]:
+        """The recognizer's words for the buffer (up to sample ``end`` of it), on the source clock, less those
+        nobody said (and how many)."""
         if self._incremental:
             words = [w for w in self.backend.hypothesis() if w.end_s > self._offset_s]  # type: ignore[attr-defined]
         else:
             words = [
                 Word(w.text, w.start_s + self._offset_s, w.end_s + self._offset_s)
-                for w in self.backend.transcribe(self._buffer, self._prompt())
+                for w in self.backend.transcribe(self._buffer[:end], self._prompt())
             ]
         frames = self._frames()
         if frames is None:
@@ -204,10 +215,22 @@ class StreamingRecognizer:
             result.tentative = list(self._tail)
             return result
         result.recognized = True
-        hypothesis, result.unspoken = self._hypothesize()
+        endpoint = self._endpoint()
+        hypothesis, result.unspoken = self._hypothesize(endpoint)
         self.unspoken_words += result.unspoken
         tail = self._new_words(hypothesis)
         n = self.policy.update(tail)
+        if endpoint is not None and not self._reaches(tail, endpoint):
+            log.debug("the speaker paused, but the hypothesis stops before the speech does: no endpoint")
+            endpoint = None
+        if endpoint is not None and n < len(tail):
+            # The speaker paused: nothing said later can change these words, so waiting for the policy to agree
+            # on them only delays them (a translation's hypotheses reorder the last words from step to step).
+            log.debug("the speaker paused: committing the %d word(s) still held", len(tail) - n)
+            self.policy.advance(len(tail) - n)
+            result.at_pause = len(tail) - n
+            self.pause_words += result.at_pause
+            n = len(tail)
         # Hypotheses that keep changing hold words back: whatever ended more than ``max_hold_s`` before the audio's
         # end is committed as this hypothesis has it.
         hold = self._hold_s()
@@ -219,11 +242,38 @@ class StreamingRecognizer:
             result.forced = held - n
             self.forced_words += held - n
             n = held
-        result.committed = self._commit(tail[:n], now_s, tail[n:], forced=result.forced)
+        result.committed = self._commit(tail[:n], now_s, tail[n:], forced=result.forced, paused=endpoint is not None)
         self._tail = tail[n:]
         result.tentative = list(self._tail)
-        self._trim()
+        if endpoint is not None:
+            # What is left is the pause. Decoded again and again, Whisper would fill it with words nobody said
+            # ("Thank you.", "Yes!"); cut, the buffer holds no speech, so nothing is decoded until the speaker goes on.
+            self.policy.reset()
+            self._cut(endpoint)
+        else:
+            self._trim()
         return result
+
+    def _endpoint(self) -> int | None:
+        """Where this step's decode ends when the speaker has been quiet for ``endpoint_s`` at the buffer's end
+        (``FINISH_TAIL_S`` after the speech, a sample index of the buffer); None when not at a pause."""
+        endpoint_s = self.config.endpoint_s
+        if endpoint_s is None or self.vad is None or self._incremental or not self.policy.streaming:
+            return None
+        speech = np.flatnonzero(self._speech)
+        if not speech.size:
+            return None
+        speech_end = self._speech_start + (int(speech[-1]) + 1) * FRAME - self._start
+        if (self._buffer.size - speech_end) / SAMPLE_RATE < endpoint_s:
+            return None
+        return min(speech_end + int(FINISH_TAIL_S * SAMPLE_RATE), self._buffer.size)
+
+    def _reaches(self, tail: Sequence[Word], endpoint: int) -> bool:
+        """The words heard reach the end of the speech (within ``ENDPOINT_REACH_S``): the decoder did not stop
+        early on this buffer, so cutting it at ``endpoint`` loses no speech."""
+        last = tail[-1].end_s if tail else (self._committed[-1].end_s if self._committed else None)
+        speech_end_s = self._offset_s + endpoint / SAMPLE_RATE - FINISH_TAIL_S
+        return last is not None and last >= speech_end_s - ENDPOINT_REACH_S
 
     def _hold_s(self) -> float | None:
         """How long a word may stay uncommitted after it was said (None: as long as the policy likes)."""
@@ -264,11 +314,11 @@ class StreamingRecognizer:
             self._buffer = self._buffer[:end]
 
     def _commit(
-        self, words: list[Word], now_s: float, following: Sequence[Word] = (), forced: int = 0
+        self, words: list[Word], now_s: float, following: Sequence[Word] = (), forced: int = 0, paused: bool = False
     ) -> list[CommittedWord]:
         """``following``: the tentative words after them (the pause after the last committed word is read from
         the next tentative word, else from the voice-activity flags); ``forced``: how many of the last ones the
-        hold bound commits."""
+        hold bound commits; ``paused``: the speaker is known to have paused after the last one (an endpoint)."""
         frames = self._frames()
         audio_end = self._offset_s + self.buffer_s
         committed = []
@@ -277,7 +327,7 @@ class StreamingRecognizer:
             if after is not None:
                 pause = after.start_s - w.end_s >= PAUSE_S
             else:
-                pause = frames is not None and frames.quiet_from(w.end_s, audio_end) >= PAUSE_S
+                pause = paused or (frames is not None and frames.quiet_from(w.end_s, audio_end) >= PAUSE_S)
             committed.append(CommittedWord(w.text, w.start_s, w.end_s, now_s, pause, audio_end,
                                            forced=i >= len(words) - forced))  # fmt: skip
         self._committed.extend(committed)

@@ -59,6 +59,7 @@ def interpret_results(entries: list[dict], reports: list[dict], offline: list[st
         m.FIRST_AUDIO_S: _median([r[m.FIRST_AUDIO_S]["median"] for r in reports if r[m.FIRST_AUDIO_S]["n"]]),
         m.EAR_VOICE_LAG_S: _median([r[m.EAR_VOICE_LAG_S]["median"] for r in reports if r[m.EAR_VOICE_LAG_S]["n"]]),
         "non_english_words": sum(r.get("non_english_words", 0) for r in reports),
+        **{name: sum(r.get(name) or 0 for r in reports) for name in ("forced_words", "pause_words")},
         "by_language": {lang: {m.BLEU: mine[lang], m.BLEU_OFFLINE: reference[lang]} for lang in mine},
     }
 
@@ -145,6 +146,9 @@ def format_table(report: dict) -> str:
     for policy, r in report["results"].items():
         if r[m.UNDERRUNS]:
             lines.append(f"{policy}: underruns {r[m.UNDERRUNS]}{underrun_causes_text(r)}")
+        if r.get("forced_words") or r.get("pause_words"):
+            lines.append(f"{policy}: words committed before the policy agreed on them: {r.get('forced_words', 0)} "
+                         f"by the hold bound, {r.get('pause_words', 0)} at a pause")  # fmt: skip
     lines.append("bleu by language (first policy / offline): " + ", ".join(
         f"{lang} {_fmt(v[m.BLEU], digits=1)} / {_fmt(v[m.BLEU_OFFLINE], digits=1)}" for lang, v in languages.items()
     ))  # fmt: skip

@@ -33,6 +33,9 @@ class ShadowConfig:
     # interpreting: at least this much new audio between recognizer steps (docs/interpreting.md: two translation
     # hypotheses 0.3 s apart agree on words the next second of speech changes)
     interpret_step_s: float = 1.0
+    # interpreting: the speaker quiet this long ends an utterance, whose held words are committed at once and whose
+    # silence is never decoded (docs/interpreting.md, sixth round: 0.6-1.0 s alike; shadowing gains nothing)
+    interpret_endpoint_s: float = 0.8
     echo_guard: str = "off"  # "gate": ignore the microphone while the voice plays
     input_device: str | int | None = None
     output_device: str | int | None = None
@@ -54,6 +57,8 @@ class ShadowConfig:
             raise ValueError(f"hurry_below_s must be >= 0, not {self.hurry_below_s}")
         if self.min_step_s <= 0 or self.interpret_step_s <= 0:
             raise ValueError(f"recognizer steps must be positive, not {self.min_step_s} / {self.interpret_step_s}")
+        if self.interpret_endpoint_s <= 0:
+            raise ValueError(f"the pause that ends an utterance must be positive, not {self.interpret_endpoint_s}")
         if not 1.0 <= self.catch_up <= 2.0:
             raise ValueError(f"catch-up rate must be between 1 and 2, not {self.catch_up}")
         source = self.translate_from
@@ -74,6 +79,11 @@ class ShadowConfig:
     def step_s(self) -> float:
         """The least time between two recognizer steps in this mode."""
         return self.min_step_s if self.translate_from is None else max(self.min_step_s, self.interpret_step_s)
+
+    @property
+    def endpoint_s(self) -> float | None:
+        """The pause that ends an utterance for the recognizer in this mode (None: shadowing does not end them)."""
+        return None if self.translate_from is None else self.interpret_endpoint_s
 
     @classmethod
     def from_dict(cls, data: dict) -> ShadowConfig:

@@ -7,7 +7,7 @@ import threading
 
 from engine.asr.backend import AsrBackend
 from engine.asr.commit import make_commit_policy
-from engine.asr.streaming import StreamingRecognizer
+from engine.asr.streaming import StreamConfig, StreamingRecognizer
 from engine.asr.vad import SileroVad
 from engine.pipeline.config import AUTO_LANGUAGE, BASE_MODEL, ShadowConfig
 from engine.tts.voice import TwoStageVoice
@@ -63,4 +63,5 @@ class Models:
                 self.backend.set_language(_source_language(config))  # resets it too
             elif hasattr(self.backend, "reset"):
                 self.backend.reset()
-            return StreamingRecognizer(self.backend, make_commit_policy(config.commit), self.vad)
+            return StreamingRecognizer(self.backend, make_commit_policy(config.commit), self.vad,
+                                       StreamConfig(endpoint_s=config.endpoint_s))  # fmt: skip

@@ -429,6 +429,17 @@ class IncrementalSynthesizer:
     ) -> list[AudioPiece]:
         """Make the pieces of ``sentence`` (the current one) that may be made now. ``ahead``: for a speculation, so
         every piece is made in a hurry and none is delivered; ``sentence_start``: a hurry may make the first chunk."""
+        pieces = self._advance_sentence(hurry, sentence, ahead, sentence_start)
+        if pieces and not ahead and self._speculation is not None:
+            # The pieces made ahead continue the sentence as it was when they were made. It has moved on since (a
+            # hurry while the voice waited), so delivering them would speak its words a second time.
+            log.debug("speculation on %s dropped: the sentence went on without it", self._speculation.assumed)
+            self._speculation = None
+        return pieces
+
+    def _advance_sentence(
+        self, hurry: bool, sentence: _Sentence | None, ahead: bool, sentence_start: bool
+    ) -> list[AudioPiece]:
         sentence = self._sentence if sentence is None else sentence
         pieces: list[AudioPiece] = []
         if not sentence.words:
@@ -631,14 +642,18 @@ class IncrementalSynthesizer:
         words = []
         for unit in (u for c in chunks for u in c):
             frames = sentence.unit_frames.get(unit.first_word)
-            if frames is None or not frame_start < frames[1] <= frame_stop:
+            if frames is None:
                 continue
-            # words merged into one unit share its frames, split evenly
+            # Words merged into one unit ("in the") share its frames, split evenly; each belongs to the piece its own
+            # end falls in. A speculation delivered up to the end of the first of them leaves the second's frames to
+            # the next piece, which must not list the first again.
             span = (frames[1] - frames[0]) / len(unit.words)
             for j, text in enumerate(unit.words):
-                start = round(frames[0] + j * span) - frame_start
-                stop = round(frames[0] + (j + 1) * span) - frame_start
-                words.append(PieceWord(sentence.index, unit.first_word + j, text, start * hop, stop * hop))
+                start = round(frames[0] + j * span)
+                stop = round(frames[0] + (j + 1) * span)
+                if frame_start < stop <= frame_stop:
+                    words.append(PieceWord(sentence.index, unit.first_word + j, text, (start - frame_start) * hop,
+                                           (stop - frame_start) * hop))  # fmt: skip
         return tuple(words)
 
 
