@@ -473,27 +473,31 @@ def test_words_merged_into_one_unit_are_each_listed_once_when_a_speculation_is_c
     assert any(p.speculated for p in pieces)
 
 
-@pytest.mark.parametrize("seed", [14, 15, 31])  # seeds that spoke a word twice before both fixes above
-def test_every_word_is_spoken_once_with_pauses_and_ticks_between_the_recognizer_steps(
-    voice: TwoStageVoice, seed: int
-) -> None:
-    """As below, with what a session adds: the speaker's pauses as commas, and the worker's ticks (no new words, the
-    voice low: a hurry, overdue or not, then words made ahead)."""
+def _random_stream(
+    voice: TwoStageVoice, seed: int, full_stop: float, max_batch: int, session: bool
+) -> tuple[IncrementalSynthesizer, list[str], list[tuple[int, int]], list]:
+    """A recognizer's worth of surprises, at random, fed to a synthesizer: words in batches of 0 to ``max_batch``,
+    full stops (probability ``full_stop``) where the hint had none, hints that turn out wrong, the voice about to run
+    out (hurry, urgent, speculate) or not. ``session``: also what a session adds, the speaker's pauses as commas and
+    the worker's ticks (no new words, the voice low: a hurry, overdue or not, then words made ahead). Returns the
+    synthesizer, the words said, their keys as ``SentenceKeys`` gives them, and the words spoken."""
     rng = np.random.default_rng(seed)
     words = (HINTED.rstrip(".") + " while the storm went on over the hills and the river rose.").split()
-    said = [w + "." if rng.random() < 0.2 else (with_pause(w) if rng.random() < 0.2 else w) for w in words]
+    said = [
+        w + "." if rng.random() < full_stop else (with_pause(w) if session and rng.random() < 0.2 else w) for w in words
+    ]
     synthesizer = IncrementalSynthesizer(voice, make_policy("lookahead-1"))
     keys = SentenceKeys()
     expected, pieces = [], []
     i = 0
     while i < len(said):
-        batch = said[i : i + int(rng.integers(0, 5))]
+        batch = said[i : i + int(rng.integers(0, max_batch + 1))]
         i += len(batch)
         hint = list(words[i : i + int(rng.integers(0, 5))])
         if hint and rng.random() < 0.2:
-            hint[0] = "zebras"
+            hint[0] = "zebras"  # the recognizer changes its mind
         expected += [key for word in batch for _, key in keys.tokens(word)]
-        if rng.random() < 0.4:
+        if session and rng.random() < 0.4:
             synthesizer.overdue = rng.random() < 0.5
             pieces += synthesizer.hurry(sentence_start=synthesizer.overdue)
             synthesizer.speculate()
@@ -506,7 +510,15 @@ def test_every_word_is_spoken_once_with_pauses_and_ticks_between_the_recognizer_
             synthesizer.speculate()
             synthesizer.urgent = False
     pieces += synthesizer.flush()
-    spoken = [w for p in pieces for w in p.words]
+    return synthesizer, said, expected, [w for p in pieces for w in p.words]
+
+
+@pytest.mark.parametrize("seed", [14, 15, 31])  # seeds that spoke a word twice before both fixes above
+def test_every_word_is_spoken_once_with_pauses_and_ticks_between_the_recognizer_steps(
+    voice: TwoStageVoice, seed: int
+) -> None:
+    """As below, with the speaker's pauses and the worker's ticks between the recognizer's steps."""
+    _, said, expected, spoken = _random_stream(voice, seed, full_stop=0.2, max_batch=4, session=True)
     assert [(w.sentence, w.index) for w in spoken] == expected
     assert [w.text for w in spoken] == said
 
@@ -515,32 +527,9 @@ def test_every_word_is_spoken_once_with_pauses_and_ticks_between_the_recognizer_
 def test_the_voice_keys_every_word_as_the_session_does_whatever_the_recognizer_sends(
     voice: TwoStageVoice, seed: int
 ) -> None:
-    """A recognizer's worth of surprises, at random: words in batches of 0-3, full stops where the hint had none,
-    hints that turn out wrong, the voice about to run out (hurry, urgent, speculate) or not. Every word fed is
-    spoken once, in order, under the key ``SentenceKeys`` gives it."""
-    rng = np.random.default_rng(seed)
-    words = (HINTED.rstrip(".") + " while the storm went on over the hills and the river rose.").split()
-    said = [w + "." if rng.random() < 0.25 else w for w in words]  # the committed words may end sentences
-    synthesizer = IncrementalSynthesizer(voice, make_policy("lookahead-1"))
-    keys = SentenceKeys()
-    expected, pieces = [], []
-    i = 0
-    while i < len(said):
-        batch = said[i : i + int(rng.integers(0, 4))]
-        i += len(batch)
-        hint = list(words[i : i + int(rng.integers(0, 5))])
-        if hint and rng.random() < 0.2:
-            hint[0] = "zebras"  # the recognizer changes its mind
-        expected += [key for word in batch for _, key in keys.tokens(word)]
-        low = rng.random() < 0.6
-        pieces += synthesizer.feed(batch, hint=hint, hurry=low)
-        if low:
-            synthesizer.urgent = rng.random() < 0.5
-            pieces += synthesizer.hurry()
-            synthesizer.speculate()
-            synthesizer.urgent = False
-    pieces += synthesizer.flush()
+    """Words in batches of 0-3, at random (``_random_stream``). Every word fed is spoken once, in order, under the
+    key ``SentenceKeys`` gives it."""
+    synthesizer, said, expected, spoken = _random_stream(voice, seed, full_stop=0.25, max_batch=3, session=False)
     assert synthesizer.speculations > 0
-    spoken = [w for p in pieces for w in p.words]
     assert [(w.sentence, w.index) for w in spoken] == expected
     assert [w.text for w in spoken] == said
