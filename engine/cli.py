@@ -623,7 +623,8 @@ def build_parser() -> argparse.ArgumentParser:
     shadow.add_argument("--record", metavar="DIR", help="record the session into this folder")
     _add_cpu_slowdown(shadow)
     shadow.add_argument("--catch-up", type=float, default=1.3, metavar="RATE",
-                        help="speak up to this much faster while far behind the speaker (1.3; 1 = never)")  # fmt: skip
+                        help="speak up to this much faster while far behind or with a faster speaker "
+                             "(1.3; 1 = never)")  # fmt: skip
     shadow.set_defaults(func=_run_shadow)
 
     ev = sub.add_parser("eval", parents=[common], help="evaluate on a manifest: report.json, report.csv and plots")

@@ -99,8 +99,10 @@ def test_bench_shadow_reports_the_evaluation_figures(two_manifest: Path, shadow_
     assert figures[m.EAR_VOICE_LAG_S]["n"] > 20 and 0.3 < figures[m.EAR_VOICE_LAG_S]["median"] < 6
     assert 0 < figures[m.COMMIT_LATENCY_S]["median"] < figures[m.EAR_VOICE_LAG_S]["median"]
     assert figures[m.WER_COMMITTED] < 0.4 and figures[m.WER_SPOKEN] < 0.6
+    tempos = [v["speaker_tempo"] for v in report["per_recording"].values()]
+    assert any(t is not None for t in tempos) and all(t is None or 0.5 < t < 2.0 for t in tempos)
     table = format_table(report)
-    assert "ear_voice_lag_s median" in table and "2 recordings" in table
+    assert "ear_voice_lag_s median" in table and "2 recordings" in table and "speaker's tempo" in table
     json.dumps(json_safe(report), allow_nan=False)  # what --json prints
 
 

@@ -1,11 +1,12 @@
-"""The machine's pace: the hurry threshold, the degradation ladder and its order, the catch-up rate."""
+"""The machine's pace: the hurry threshold, the degradation ladder and its order, the catch-up rate, the speaker's
+tempo."""
 
 from __future__ import annotations
 
 import pytest
 
 from engine.pipeline import pace as p
-from engine.pipeline.pace import CANNOT_KEEP_UP, DEGRADE_ORDER, MachinePace, catch_up_rate
+from engine.pipeline.pace import CANNOT_KEEP_UP, DEGRADE_ORDER, MachinePace, SpeakerTempo, catch_up_rate
 
 
 def steps(pace: MachinePace, cost_s: float, seconds: float, start_s: float = 0.0, every_s: float = 0.5) -> float:
@@ -107,3 +108,47 @@ def test_interpreting_catches_up_later_and_whatever_is_queued() -> None:
     assert rule.from_s > p.SHADOW_CATCH_UP.from_s
     assert catch_up_rate(rule.from_s, 1.3, 0.0, rule) == 1.0
     assert catch_up_rate(rule.from_s + 1.0, 1.3, 0.0, rule) == pytest.approx(1.0 + rule.per_s)
+
+
+def test_the_voice_keeps_a_faster_speakers_tempo_under_the_same_gate_and_cap() -> None:
+    rule = p.SHADOW_CATCH_UP
+    queued = rule.in_hand_s + 0.5
+    assert rule.match_tempo
+    assert catch_up_rate(1.0, 1.3, queued, rule, tempo=1.12) == pytest.approx(1.12)  # not far behind: the tempo
+    assert catch_up_rate(1.0, 1.3, queued, rule, tempo=None) == 1.0
+    assert catch_up_rate(None, 1.3, queued, rule, tempo=1.12) == pytest.approx(1.12)
+    assert catch_up_rate(1.0, 1.3, queued, rule, tempo=0.8) == 1.0  # a slower speaker never slows the voice
+    assert catch_up_rate(1.0, 1.3, queued, rule, tempo=1.6) == 1.3
+    assert catch_up_rate(1.0, 1.0, queued, rule, tempo=1.2) == 1.0  # catch-up off: tempo too
+    assert catch_up_rate(rule.from_s + 0.5, 1.3, queued, rule, tempo=1.05) == pytest.approx(1.0 + 0.5 * rule.per_s)
+    # little queued: speaking faster would only run dry sooner, whatever the speaker's tempo
+    assert catch_up_rate(1.0, 1.3, rule.in_hand_s, rule, tempo=1.2) == 1.0
+
+
+def test_interpreting_ignores_the_tempo() -> None:
+    """The source's word times are another language's words: no tempo to keep."""
+    rule = p.INTERPRET_CATCH_UP
+    assert not rule.match_tempo
+    assert catch_up_rate(1.0, 1.3, 5.0, rule, tempo=1.25) == 1.0
+
+
+def test_speaker_tempo_is_the_voices_time_over_the_speakers_for_the_same_words() -> None:
+    tempo = SpeakerTempo(words=4)
+    tempo.add("the", 0.20, 0.25)
+    assert tempo.ratio() is None  # half the window first
+    tempo.add("quick", 0.30, 0.36)
+    assert tempo.ratio() == pytest.approx(0.61 / 0.50)
+    for _ in range(4):  # the window forgets older words
+        tempo.add("slow", 0.50, 0.40)
+    assert tempo.ratio() == pytest.approx(0.8)
+
+
+def test_speaker_tempo_leaves_out_phrase_ends_and_words_without_a_length() -> None:
+    tempo = SpeakerTempo(words=2)
+    tempo.add("country.", 0.2, 0.6)  # a pause inside the aligned time, a lengthened word in the voice
+    tempo.add("Americans,", 0.2, 0.6)
+    tempo.add("so", 0.0, 0.2)
+    tempo.add("my", 0.3, 0.0)
+    assert tempo.ratio() is None
+    tempo.add("fellow", 0.3, 0.3)
+    assert tempo.ratio() == pytest.approx(1.0)

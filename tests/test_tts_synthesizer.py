@@ -93,6 +93,31 @@ def test_words_arriving_one_by_one_give_the_same_audio(voice: TwoStageVoice) -> 
     assert np.array_equal(streamed, run(voice, "lookahead-1")[1])
 
 
+def test_each_word_carries_the_speaking_rate_its_frames_were_made_at(voice: TwoStageVoice) -> None:
+    """The session measures the speaker's tempo against the voice's words at its own rate. A word whose end falls in
+    the frames a piece holds for the next seam is delivered by the next piece, which may be made at another rate;
+    the word keeps the rate Stage I made it at."""
+    words = TEXT.split()
+    plain = [w for p in run(voice, "lookahead-1")[2] for w in p.words]
+    synthesizer = IncrementalSynthesizer(voice, make_policy("lookahead-1"))
+    delivered = []  # (the rate the delivering piece was made at, the word)
+    try:
+        for i, word in enumerate(words):
+            voice.rate = 1.25 if (i // 4) % 2 else 1.0
+            delivered += [(voice.rate, w) for p in synthesizer.feed([word]) for w in p.words]
+        delivered += [(voice.rate, w) for p in synthesizer.flush() for w in p.words]
+    finally:
+        voice.rate = 1.0
+    assert [w.text for _, w in delivered] == words
+    assert {w.rate for _, w in delivered} == {1.0, 1.25}
+    assert any(made != w.rate for made, w in delivered)  # held words, made at the rate before
+    for (_, w), at_one in zip(delivered, plain, strict=True):
+        # at its own rate the word lasts what it lasts at rate 1, up to a frame per phoneme of rounding
+        assert abs((w.end_sample - w.start_sample) * w.rate - (at_one.end_sample - at_one.start_sample)) <= max(
+            0.25 * (at_one.end_sample - at_one.start_sample), 3 * voice.hop
+        ), w.text
+
+
 def test_first_piece_comes_before_the_sentence_ends(voice: TwoStageVoice) -> None:
     synthesizer = IncrementalSynthesizer(voice, make_policy("lookahead-1"))
     early = synthesizer.feed(TEXT.split()[:12])

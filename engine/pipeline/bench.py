@@ -66,6 +66,7 @@ def _recording_figures(entry: dict, report: dict) -> dict:
         "spoken_words": spoken.hypothesis_words,
         "spoken_ratio": spoken.hypothesis_words / spoken.reference_words if spoken.reference_words else None,
         "insertions": spoken.insertions,
+        "speaker_tempo": (report.get("catch_up") or {}).get("speaker_tempo"),
     }  # fmt: skip
 
 
@@ -107,6 +108,11 @@ def format_table(report: dict) -> str:
         lines.append(f"spoken/reference words at most {ratios[top]:.2f} ({top}); insertions "
                      f"{sum(v['insertions'] for v in recordings.values())}; words spoken where nothing was said "
                      f"{sum(v['spoken_words'] for v in recordings.values() if not v['reference_words'])}")  # fmt: skip
+    tempos = {k: v["speaker_tempo"] for k, v in recordings.items() if v.get("speaker_tempo") is not None}
+    if tempos:
+        fastest = max(tempos, key=tempos.__getitem__)
+        lines.append(f"speaker's tempo against the voice's {min(tempos.values()):.2f}-{tempos[fastest]:.2f} "
+                     f"(fastest {fastest})")  # fmt: skip
     dropped = sum(v.get("dropped_audio_s") or 0.0 for v in recordings.values())
     forced = sum(v.get("forced_words") or 0 for v in recordings.values())
     lines.append(f"audio dropped by the recognizer {dropped:.1f} s; words committed by the hold bound {forced}")

@@ -43,6 +43,8 @@ VOICE_RATIO_LIMIT = 0.9  # even degraded, the voice barely makes its audio as fa
 DWELL_S = 8.0  # at least this long at a level before the next change
 SHORT_TRIM_S = 6.0
 SHORT_LEFT_CONTEXT = 48
+MIN_WORD_S = 0.02  # a word aligned to less time than this has no usable length
+PHRASE_ENDS = (".", "?", "!", ",", ";", ":")
 
 
 @dataclass(frozen=True)
@@ -54,13 +56,17 @@ class CatchUp:
     # ... only while more voice than this is queued: the lag is then the voice's queue, which a faster voice drains;
     # with less in hand it is the recognizer's commit latency, and speaking faster would only empty the queue sooner
     in_hand_s: float | None
+    # under the same gate, at least as fast as the speaker (``SpeakerTempo``): the voice then keeps pace before a
+    # queue builds up, instead of draining it once the lag is there. Not when interpreting: the source's word
+    # times are those of another language's words
+    match_tempo: bool = False
 
 
 # Shadowing: from the median target, at the 1.3 cap from 3.5 s (the p90 target), gated by the queue
 # (docs/robustness.md, ninth pass). Interpreting keeps the gentler rule without the gate: there the lag is the
 # translation's commit latency, and the queue in hand is what covers its late batches (the steeper rule, or the
 # gate alone, gave more underruns in the replay of its recorded steps and no less lag).
-SHADOW_CATCH_UP = CatchUp(from_s=2.5, per_s=0.3, in_hand_s=1.0)
+SHADOW_CATCH_UP = CatchUp(from_s=2.5, per_s=0.3, in_hand_s=1.0, match_tempo=True)
 INTERPRET_CATCH_UP = CatchUp(from_s=3.0, per_s=0.15, in_hand_s=None)
 
 DEGRADE_ORDER = (
@@ -73,14 +79,51 @@ DEGRADE_ORDER = (
 CANNOT_KEEP_UP = len(DEGRADE_ORDER) - 1
 
 
-def catch_up_rate(lag_s: float | None, max_rate: float, in_hand_s: float, rule: CatchUp = SHADOW_CATCH_UP) -> float:
+def catch_up_rate(
+    lag_s: float | None,
+    max_rate: float,
+    in_hand_s: float,
+    rule: CatchUp = SHADOW_CATCH_UP,
+    tempo: float | None = None,
+) -> float:
     """How much faster than its own rate the voice speaks when it is ``lag_s`` behind the speaker with ``in_hand_s``
     of voice queued: a speaker faster than the voice (fast conversational speech) would otherwise leave it further
     behind with every sentence. 1 up to ``rule.from_s`` (or with ``rule.in_hand_s`` or less in hand), then
-    ``rule.per_s`` more per second of lag, at most ``max_rate``."""
-    if lag_s is None or max_rate <= 1.0 or (rule.in_hand_s is not None and in_hand_s <= rule.in_hand_s):
+    ``rule.per_s`` more per second of lag, at most ``max_rate``. With ``rule.match_tempo``, at least ``tempo``
+    (``SpeakerTempo.ratio``: how much faster than the voice the speaker talks), under the same gate and cap."""
+    if max_rate <= 1.0 or (rule.in_hand_s is not None and in_hand_s <= rule.in_hand_s):
         return 1.0
-    return min(max(1.0 + rule.per_s * (lag_s - rule.from_s), 1.0), max_rate)
+    rate = 1.0 if lag_s is None else 1.0 + rule.per_s * (lag_s - rule.from_s)
+    if rule.match_tempo and tempo is not None:
+        rate = max(rate, tempo)
+    return min(max(rate, 1.0), max_rate)
+
+
+class SpeakerTempo:
+    """How much faster than the voice the speaker talks, over the last ``words`` words the voice spoke: the voice's
+    time for them at its configured rate against the speaker's (the recognizer's word times). A shadower keeps the
+    speaker's tempo; a voice that waits for the lag to show it is behind has by then a queue to drain (the fast
+    conversational recording: two seconds of it; docs/robustness.md, ninth and eleventh passes).
+
+    Words that end a phrase or a sentence are left out: the speaker's pause after them is often inside the word's
+    aligned time, and the voice lengthens them. Fed where the session learns a piece was played (under its lock).
+    """
+
+    def __init__(self, words: int = WINDOW) -> None:
+        self._words: deque[tuple[float, float]] = deque(maxlen=words)
+
+    def add(self, text: str, speaker_s: float, voice_s: float) -> None:
+        """One spoken word: its length in the source and in the voice at its configured rate."""
+        if speaker_s > MIN_WORD_S and voice_s > 0 and not text.endswith(PHRASE_ENDS):
+            self._words.append((speaker_s, voice_s))
+
+    def ratio(self) -> float | None:
+        """The voice's time over the speaker's for the same words (above 1: the speaker is faster); None until half
+        the window has been heard."""
+        if len(self._words) < max(self._words.maxlen or 0, 2) // 2:
+            return None
+        speaker = sum(w[0] for w in self._words)
+        return sum(w[1] for w in self._words) / speaker
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from engine.pipeline.echo import EchoGate
 from engine.pipeline.keys import SentenceKeys, fed_tokens
 from engine.pipeline.memory import MemoryTrimmer
 from engine.pipeline.models import Models
-from engine.pipeline.pace import INTERPRET_CATCH_UP, SHADOW_CATCH_UP, MachinePace, catch_up_rate
+from engine.pipeline.pace import INTERPRET_CATCH_UP, SHADOW_CATCH_UP, MachinePace, SpeakerTempo, catch_up_rate
 from engine.pipeline.recorder import SessionRecorder
 from engine.pipeline.summary import SessionFigures
 from engine.tts.chunker import ChunkSizes
@@ -182,6 +182,7 @@ class ShadowSession:
         self._last_hint: list[str] = []
         self._records: dict[tuple[int, int], WordRecord] = {}  # committed, not yet spoken
         self._unmatched_warned = False
+        self._tempo = SpeakerTempo()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._cancel = threading.Event()
@@ -565,7 +566,7 @@ class ShadowSession:
                 self._played(piece, ready, inputs_at, played.start_s, played.end_s)
 
     def _played(self, piece: AudioPiece, ready: float, inputs_at: float, start: float, end: float) -> None:
-        rate = piece.sample_rate
+        sample_rate = piece.sample_rate
         spoken: list[WordRecord] = []
         with self._lock:
             for word in piece.words:
@@ -577,18 +578,22 @@ class ShadowSession:
                         self._unmatched_warned = True
                     continue
                 record.ready_s = ready
-                record.speak_start_s = start + word.start_sample / rate
-                record.speak_end_s = start + word.end_sample / rate
+                record.speak_start_s = start + word.start_sample / sample_rate
+                record.speak_end_s = start + word.end_sample / sample_rate
                 spoken.append(record)
+                # its length had the voice spoken at the configured rate, against the speaker's
+                voice_s = (word.end_sample - word.start_sample) / sample_rate * word.rate / self.config.voice_rate
+                self._tempo.add(word.text, record.source_end_s - record.source_start_s, voice_s)
         if self.recorder is not None:
             self.recorder.output_audio(piece.samples, start)
         # a gap is the engine's fault when the piece's own words were committed before it began (METRICS.md),
         # even if the piece then waited for its lookahead; so it is classified by their commit, not by inputs_at
-        if spoken:  # far behind a fast speaker: speak the next pieces faster (``pace.catch_up_rate``)
+        if spoken:  # behind a fast speaker, or with one: speak the next pieces faster (``pace.catch_up_rate``)
             rule = INTERPRET_CATCH_UP if self.config.translate_from else SHADOW_CATCH_UP
-            factor = catch_up_rate(spoken[-1].lag_s, self.config.catch_up, self._audio_in_hand(ready), rule)
+            tempo = self._tempo.ratio() if rule.match_tempo else None
+            factor = catch_up_rate(spoken[-1].lag_s, self.config.catch_up, self._audio_in_hand(ready), rule, tempo)
             self.models.voice.rate = self.config.voice_rate * factor
-            self.figures.rate(factor)
+            self.figures.rate(factor, tempo)
         words_at = max((record.commit_s for record in spoken), default=inputs_at)
         self.figures.played(piece, spoken, start, end, words_at, self._sink.player is None, self._compute_s(piece))
         if spoken:

@@ -68,6 +68,7 @@ class SessionFigures:
         self.pace: dict = {}  # ``MachinePace.report()``: what the session measured of the machine and set from it
         self.faster_pieces = 0  # pieces the voice spoke faster than its rate to catch up with a fast speaker
         self.max_rate = 1.0
+        self.tempos: list[float] = []  # the speaker's tempo against the voice's after each piece (``SpeakerTempo``)
 
     def committed(self, records: list[WordRecord]) -> None:
         with self._lock:
@@ -151,11 +152,13 @@ class SessionFigures:
         with self._lock:
             self.non_english_words += words
 
-    def rate(self, factor: float) -> None:
-        """The voice's catch-up factor after a piece played (1: its own rate)."""
+    def rate(self, factor: float, tempo: float | None = None) -> None:
+        """The voice's catch-up factor after a piece played (1: its own rate), and the speaker's tempo then."""
         with self._lock:
             self.faster_pieces += factor > 1.0
             self.max_rate = max(self.max_rate, factor)
+            if tempo is not None:
+                self.tempos.append(tempo)
 
     def underruns(self) -> int:
         return self.gaps.underruns
@@ -189,7 +192,11 @@ class SessionFigures:
                 "speculated_pieces": self.speculated,
                 **self.asr_figures,
                 "pace": dict(self.pace),
-                "catch_up": {"faster_pieces": self.faster_pieces, "max_rate": self.max_rate},
+                "catch_up": {
+                    "faster_pieces": self.faster_pieces,
+                    "max_rate": self.max_rate,
+                    "speaker_tempo": float(np.median(self.tempos)) if self.tempos else None,
+                },
                 "source_times": "recognizer word timestamps (source clock)",
                 "committed_text": " ".join(self.committed_text),
                 "spoken_text": " ".join(self.spoken_text),

@@ -17,6 +17,7 @@ class PieceWord:
     text: str
     start_sample: int
     end_sample: int
+    rate: float = 1.0  # the voice's speaking rate when Stage I made it: it lasts 1/rate of its own time
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,6 +41,7 @@ class _Sentence:
     complete: bool = False
     next_chunk: int = 0
     unit_frames: dict[int, tuple[int, int]] = field(default_factory=dict)  # first word → absolute frames
+    unit_rates: dict[int, float] = field(default_factory=dict)  # first word → the speaking rate it was made at
     latent: list[np.ndarray] = field(default_factory=list)
     frames_total: int = 0
     emitted_frames: int = 0
@@ -559,6 +560,7 @@ class IncrementalSynthesizer:
         if window.at_start and first.first_word == 0:
             frame_offset = 0
 
+        rate = float(getattr(self.voice, "rate", 1.0))  # read before Stage I: the session may change it meanwhile
         t0 = self._timer()
         prior, durations = self.voice.stage1_prior(np.asarray(ids, np.int64), max(phoneme_offset, 0), frame_offset)
 
@@ -577,6 +579,7 @@ class IncrementalSynthesizer:
             start = int(bounds[position]) - f0 + sentence.frames_total
             position += len(unit.ids)
             sentence.unit_frames[unit.first_word] = (start, int(bounds[position]) - f0 + sentence.frames_total)
+            sentence.unit_rates[unit.first_word] = rate
         # the flow only on the frames kept (and those given to Stage II as right context), not the left context's
         latent = self.voice.latent_frames(prior, f0, f1 + self.delta if flush else f1)
         stage1_s = self._timer() - t0
@@ -652,8 +655,9 @@ class IncrementalSynthesizer:
                 start = round(frames[0] + j * span)
                 stop = round(frames[0] + (j + 1) * span)
                 if frame_start < stop <= frame_stop:
+                    rate = sentence.unit_rates.get(unit.first_word, 1.0)
                     words.append(PieceWord(sentence.index, unit.first_word + j, text, (start - frame_start) * hop,
-                                           (stop - frame_start) * hop))  # fmt: skip
+                                           (stop - frame_start) * hop, rate))  # fmt: skip
         return tuple(words)
 
 
