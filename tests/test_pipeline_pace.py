@@ -147,6 +147,7 @@ def test_speaker_tempo_leaves_out_phrase_ends_and_words_without_a_length() -> No
     tempo = SpeakerTempo(words=2)
     tempo.add("country.", 0.2, 0.6)  # a pause inside the aligned time, a lengthened word in the voice
     tempo.add("Americans,", 0.2, 0.6)
+    tempo.add('country."', 0.2, 0.6)  # closing quotes too
     tempo.add("so", 0.0, 0.2)
     tempo.add("my", 0.3, 0.0)
     assert tempo.ratio() is None

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.tts.frontend import ends_phrase, ends_sentence
+
 log = logging.getLogger(__name__)
 
 WINDOW = 12  # recent steps / pieces the figures are medians of
@@ -44,7 +46,6 @@ DWELL_S = 8.0  # at least this long at a level before the next change
 SHORT_TRIM_S = 6.0
 SHORT_LEFT_CONTEXT = 48
 MIN_WORD_S = 0.02  # a word aligned to less time than this has no usable length
-PHRASE_ENDS = (".", "?", "!", ",", ";", ":")
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,7 @@ class SpeakerTempo:
 
     def add(self, text: str, speaker_s: float, voice_s: float) -> None:
         """One spoken word: its length in the source and in the voice at its configured rate."""
-        if speaker_s > MIN_WORD_S and voice_s > 0 and not text.endswith(PHRASE_ENDS):
+        if speaker_s > MIN_WORD_S and voice_s > 0 and not (ends_phrase(text) or ends_sentence(text)):
             self._words.append((speaker_s, voice_s))
 
     def ratio(self) -> float | None:
