@@ -13,6 +13,7 @@ from pathlib import Path
 from engine import __version__
 from engine.logsetup import setup_logging
 from engine.metrics import names as metric_names
+from engine.pipeline.config import ShadowConfig
 from engine.pipeline.presets import PRESETS, preset
 
 log = logging.getLogger(__name__)
@@ -161,10 +162,8 @@ def _run_transcribe(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _shadow_config(args: argparse.Namespace):  # noqa: ANN202 - ShadowConfig, imported lazily
+def _shadow_config(args: argparse.Namespace) -> ShadowConfig:
     """The session's settings: the defaults, then ``--preset``'s knobs, then the knobs given one by one."""
-    from engine.pipeline.config import ShadowConfig
-
     knobs = dict(preset(args.preset).knobs) if args.preset else {}
     given = {"commit": args.commit, "tts_policy": args.policy, "k": args.k, "first_chunk": args.first_chunk,
              "chunk": args.chunk, "phrase_chunk": args.phrase_chunk, "hurry_below_s": args.hurry,
@@ -354,10 +353,8 @@ def _seconds(value: float | None) -> str:
     return "–" if value is None else f"{value:.2f} s"
 
 
-def _slowdown_config(slowdown: float):  # noqa: ANN202 - ShadowConfig, imported lazily
+def _slowdown_config(slowdown: float) -> ShadowConfig:
     """The default configuration, with every stage's compute charged × ``slowdown`` on the simulated clock."""
-    from engine.pipeline.config import ShadowConfig
-
     return ShadowConfig(cpu_slowdown=slowdown)
 
 
@@ -622,9 +619,9 @@ def build_parser() -> argparse.ArgumentParser:
     shadow.add_argument("--report", metavar="JSON", help="write the measurements here")
     shadow.add_argument("--record", metavar="DIR", help="record the session into this folder")
     _add_cpu_slowdown(shadow)
-    shadow.add_argument("--catch-up", type=float, default=1.3, metavar="RATE",
+    shadow.add_argument("--catch-up", type=float, default=ShadowConfig.catch_up, metavar="RATE",
                         help="speak up to this much faster while far behind or with a faster speaker "
-                             "(1.3; 1 = never)")  # fmt: skip
+                             "(%(default)s; 1 = never)")  # fmt: skip
     shadow.set_defaults(func=_run_shadow)
 
     ev = sub.add_parser("eval", parents=[common], help="evaluate on a manifest: report.json, report.csv and plots")

@@ -39,7 +39,7 @@ class ShadowConfig:
     echo_guard: str = "off"  # "gate": ignore the microphone while the voice plays
     input_device: str | int | None = None
     output_device: str | int | None = None
-    catch_up: float = 1.3  # the voice speaks up to this much faster when far behind or with a faster speaker (1: never)
+    catch_up: float = 1.4  # the voice speaks up to this much faster when far behind or with a faster speaker (1: never)
     adapt: bool = True  # measure the machine's pace and set the hurry threshold and degradations from it
     # a file run on the simulated clock charges every stage's compute × this: how a machine F times slower fares
     cpu_slowdown: float = 1.0

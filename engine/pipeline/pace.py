@@ -63,8 +63,8 @@ class CatchUp:
     match_tempo: bool = False
 
 
-# Shadowing: from the median target, at the 1.3 cap from 3.5 s (the p90 target), gated by the queue
-# (docs/robustness.md, ninth pass). Interpreting keeps the gentler rule without the gate: there the lag is the
+# Shadowing: from the median target, at the default 1.4 cap from about 3.8 s, gated by the queue (docs/robustness.md,
+# ninth and twelfth passes). Interpreting keeps the gentler rule without the gate: there the lag is the
 # translation's commit latency, and the queue in hand is what covers its late batches (the steeper rule, or the
 # gate alone, gave more underruns in the replay of its recorded steps and no less lag).
 SHADOW_CATCH_UP = CatchUp(from_s=2.5, per_s=0.3, in_hand_s=1.0, match_tempo=True)
