@@ -52,6 +52,7 @@ def _voice_wer(models, texts: list[str], rate: float) -> float:  # noqa: ANN001
     """The recognizer's word error rate on the voice reading ``texts`` at ``rate`` (the machine speech chain)."""
     voice = models.voice
     hypotheses = []
+    saved = voice.rate  # the models are shared with other tests
     try:
         voice.rate = rate
         for text in texts:
@@ -59,7 +60,7 @@ def _voice_wer(models, texts: list[str], rate: float) -> float:  # noqa: ANN001
             words = transcribe_long(models.backend, resample(audio, voice.sample_rate, 16000))
             hypotheses.append(" ".join(w.text for w in words))
     finally:
-        voice.rate = 1.0
+        voice.rate = saved
     return corpus_wer(texts, hypotheses)
 
 
