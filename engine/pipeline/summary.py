@@ -157,7 +157,7 @@ class SessionFigures:
         with self._lock:
             self.faster_pieces += factor > 1.0
             self.max_rate = max(self.max_rate, factor)
-            if tempo is not None:
+            if tempo is not None and len(self.tempos) < MAX_WORDS:
                 self.tempos.append(tempo)
 
     def underruns(self) -> int:
