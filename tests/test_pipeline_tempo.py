@@ -76,3 +76,16 @@ def test_the_voice_at_its_fastest_catch_up_is_understood_nearly_as_well(shadow_m
     wers = {rate: _voice_wer(shadow_models, texts, rate) for rate in (1.0, cap, 3.0)}
     assert wers[cap] <= wers[1.0] + 0.08, wers
     assert wers[3.0] > wers[cap] + 0.1, wers
+
+
+def test_a_session_leaves_the_voice_at_its_configured_rate(shadow_models, speech_manifest, speech_dir, monkeypatch):  # noqa: ANN001
+    """The loaded voice outlives the session (the next one, "Test speaker"): a session that ended catching up must
+    not leave it speaking faster."""
+    from engine.pipeline import session as session_module
+
+    monkeypatch.setattr(session_module, "catch_up_rate", lambda *args: 1.25)  # every piece catches up
+    entry = next(e for e in speech_manifest if e["id"] == "vctk_p225_002")
+    config = ShadowConfig(voice_rate=0.9)
+    report = ShadowSession(config, shadow_models).run_file(load_audio(speech_dir / entry["wav"])).report()
+    assert report["catch_up"]["max_rate"] == 1.25
+    assert shadow_models.voice.rate == config.voice_rate

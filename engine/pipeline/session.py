@@ -384,6 +384,8 @@ class ShadowSession:
                 self._collect_played()
                 player.close()  # type: ignore[attr-defined]
         finally:
+            # the voice is the loaded models', shared with the next session and "Test speaker": not left catching up
+            self.models.voice.rate = self.config.voice_rate
             if self.asr_run is not None:
                 self.figures.asr(self.asr_run)
             self.figures.pace = self.pace.report()
