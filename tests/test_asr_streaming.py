@@ -16,10 +16,11 @@ from engine.asr.commit import make_commit_policy
 from engine.asr.run import run_stream
 from engine.asr.streaming import StreamingRecognizer
 from engine.asr.transcribe import transcribe_file
-from engine.asr.vad import SileroVad
-from engine.asr.whisper_backend import WhisperBackend
+from engine.asr.vad import SileroVad, speech_flags
+from engine.asr.whisper_backend import FAILED_DECODE_LOGPROB, WhisperBackend
 from engine.audio.io import AudioFileError, load_audio
 from engine.clock import SimulatedClock
+from engine.eval.stress import BABBLE_TALKERS, SNR_DB, babble, speech_rms, with_noise
 from engine.metrics import names as m
 
 pytestmark = pytest.mark.slow
@@ -89,6 +90,36 @@ def test_buffer_stays_bounded_and_nothing_is_lost_on_the_long_passage(
         assert run.steps_behind() <= 1.0
     else:  # offline holds up to 25 s of audio, so its last steps take longer than the interval
         assert run.behind_s < 2.0
+
+
+def test_a_decode_below_whispers_confidence_mark_gives_no_words(whisper, speech_manifest, speech_dir) -> None:
+    audio = load_audio(speech_dir / entry(speech_manifest, "ls_61-70968-0000")["wav"])
+    assert whisper.transcribe(audio) and not whisper.failed  # clear speech passes Whisper's mark
+    whisper.min_avg_logprob = 0.0  # no decode is that sure
+    try:
+        assert whisper.transcribe(audio) == [] and whisper.failed
+        assert whisper.transcribe_offline(audio) and not whisper.failed  # a whole-recording decode uses every word
+    finally:
+        whisper.min_avg_logprob = FAILED_DECODE_LOGPROB
+
+
+def test_speech_under_babble_is_not_spoken_from_unsure_decodes(whisper, vad, speech_manifest, speech_dir) -> None:
+    """The JFK excerpt under four other talkers at 10 dB (the stress set's babble): tiny.en writes the other voices'
+    words at about Whisper's failed-decode mark; those steps commit nothing. The clean excerpt passes the mark."""
+    item = entry(speech_manifest, "jfk_inaugural")
+    clean = load_audio(speech_dir / item["wav"])
+    others = [load_audio(speech_dir / e["wav"]) for e in speech_manifest if e["id"] != item["id"]][:BABBLE_TALKERS]
+    level = speech_rms(clean, speech_flags(clean, vad))
+    noisy = with_noise(clean, babble(others, clean.size), SNR_DB, level)
+    runs = {}
+    for name, audio in (("clean", clean), ("babble", noisy)):
+        vad.reset()
+        recognizer = StreamingRecognizer(whisper, make_commit_policy("la2"), vad)
+        runs[name] = run_stream(audio, recognizer, SimulatedClock(), min_step_s=0.3)
+    said = len(item["text"].split())
+    assert runs["clean"].failed_decodes <= 1 and len(runs["clean"].committed) >= 0.9 * said
+    assert runs["babble"].failed_decodes >= 3, [w.text for w in runs["babble"].committed]
+    assert len(runs["babble"].committed) <= 1.1 * said, [w.text for w in runs["babble"].committed]
 
 
 def test_stereo_48k_file_is_resampled(tmp_path: Path, speech_dir: Path) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 
@@ -163,6 +165,52 @@ def test_the_hold_bound_does_not_apply_to_the_offline_policy() -> None:
     backend.recognizer = recognizer
     steps = run(recognizer, 10.0)
     assert not any(words for _, words in steps)
+
+
+class UnsureBackend(ScriptedBackend):
+    """The decodes ``fails(call)`` picks fall under Whisper's confidence mark: no words, and it says so
+    (``WhisperBackend.failed``)."""
+
+    failed = False
+
+    def __init__(self, fails: Callable[[int], bool]) -> None:
+        super().__init__(flip=False)
+        self.fails = fails
+
+    def transcribe(self, audio: np.ndarray, prompt: str | None = None) -> list[Word]:
+        words = super().transcribe(audio, prompt)
+        self.failed = self.fails(self.calls)
+        return [] if self.failed else words
+
+
+def unsure(fails: Callable[[int], bool]) -> StreamingRecognizer:
+    backend = UnsureBackend(fails)
+    recognizer = StreamingRecognizer(backend, make_commit_policy("la2"), vad=None)  # type: ignore[arg-type]
+    backend.recognizer = recognizer
+    return recognizer
+
+
+def test_a_failed_decode_commits_nothing_and_its_words_come_with_later_steps() -> None:
+    recognizer = unsure(lambda call: call % 3 == 0)
+    steps = run(recognizer, 9.0)
+    assert recognizer.backend.calls == len(steps)  # type: ignore[attr-defined]  # one decode a step
+    assert all(not words for n, (_, words) in enumerate(steps, 1) if n % 3 == 0)
+    assert recognizer.failed_decodes == len(steps) // 3
+    committed = [w.text for _, words in steps for w in words] + [w.text for w in recognizer.finish(9.0).committed]
+    assert committed == [f"w{i}" for i in range(len(committed))] and len(committed) >= 28  # none lost, in order
+
+
+def test_after_failed_decodes_the_last_usable_hypothesis_is_kept_and_committed_at_the_end() -> None:
+    recognizer = unsure(lambda call: call > 20)  # from 6 s on, every decode fails, the last one too
+    steps = run(recognizer, 9.0)
+    heard = [w.text for w in recognizer._tail]
+    assert heard and not steps[-1][1]
+    committed = [w.text for _, words in steps for w in words]
+    final = recognizer.finish(9.0)
+    assert final.failed_decode and [w.text for w in final.committed] == heard
+    said = committed + heard
+    assert said == [f"w{i}" for i in range(len(said))] and len(said) >= 19  # what 6 s held, none lost
+    assert recognizer.failed_decodes == len(steps) - 20 + 1
 
 
 class WordlessBackend:

@@ -77,6 +77,7 @@ def test_base_detects_french_and_translates_spanish_into_english(tmp_path: Path,
 
     backend = WhisperBackend(wbm.model_dir(tmp_path), threads=1, language=None, task="translate")
     assert backend.multilingual and "es" in backend.languages()
+    assert backend.min_avg_logprob is None  # a correct translation often scores under Whisper's failed-decode mark
     french = _entry(speech_xx_dir, "fr")
     language, probability = backend.detect_language(load_audio(speech_xx_dir / french["wav"]))
     assert language == "fr" and probability > 0.5

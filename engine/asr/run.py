@@ -43,6 +43,7 @@ class StreamRun:
     last_step_compute_s: float = 0.0  # the step that took in the end of the audio
     forced_words: int = 0  # committed because they were held longer than the recognizer's bound
     unspoken_words: int = 0  # dropped as not said (outside speech, or a phrase Whisper writes on silence)
+    failed_decodes: int = 0  # steps whose decode was too unsure to use (its words waited for a later step)
     pause_words: int = 0  # committed at a pause in the speech before the policy agreed on them
     dropped_audio_s: float = 0.0  # audio the recognizer's buffer cap threw away (0 in a healthy session)
     unrecognized_audio_s: float = 0.0  # audio cut because no word came from it (noise the VAD took for speech)
@@ -139,6 +140,7 @@ def _record(
         run.committed.extend(stamped.committed)
     run.forced_words += result.forced
     run.unspoken_words += result.unspoken
+    run.failed_decodes += result.failed_decode
     run.pause_words += result.at_pause
     run.compute_s += compute_s
     if on_step is not None:

@@ -76,6 +76,7 @@ class StepResult:
     forced: int = 0  # words committed because they were held longer than ``max_hold_s``
     at_pause: int = 0  # words committed at a pause in the speech (``endpoint_s``) before the policy agreed on them
     unspoken: int = 0  # hypothesis words dropped as not said (outside speech, or a phrase Whisper writes on silence)
+    failed_decode: bool = False  # the recognizer's decode (or part of it) was too unsure to use (``WhisperBackend``)
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,8 @@ class StreamingRecognizer:
         self.unrecognized_audio_s = 0.0  # audio cut past ``trim_s`` because no word came from it
         self.forced_words = 0
         self.unspoken_words = 0
+        self.failed_decodes = 0  # steps whose decode (or part of it) was too unsure to use
+        self._failed = False  # the last decode was too unsure to use
         self.pause_words = 0  # words committed at a pause before the policy agreed on them
         # An incremental backend (vosk) is fed each block once and keeps its own hypothesis with source times;
         # the buffer then serves only the voice-activity gate and trimming.
@@ -191,6 +194,7 @@ class StreamingRecognizer:
     def _hypothesize(self, end: int | None = None) -> tuple[list[Word], int]:
         """The recognizer's words for the buffer (up to sample ``end`` of it), on the source clock, less those
         nobody said (and how many)."""
+        self._failed = False
         if self._incremental:
             words = [w for w in self.backend.hypothesis() if w.end_s > self._offset_s]  # type: ignore[attr-defined]
         else:
@@ -198,6 +202,9 @@ class StreamingRecognizer:
                 Word(w.text, w.start_s + self._offset_s, w.end_s + self._offset_s)
                 for w in self.backend.transcribe(self._buffer[:end], self._prompt())
             ]
+            # Whisper left out a decode too unsure to use (``FAILED_DECODE_LOGPROB``): a later step hears its words
+            self._failed = bool(getattr(self.backend, "failed", False))
+            self.failed_decodes += self._failed
         frames = self._frames()
         if frames is None:
             return words, 0
@@ -218,6 +225,14 @@ class StreamingRecognizer:
         endpoint = self._endpoint()
         hypothesis, result.unspoken = self._hypothesize(endpoint)
         self.unspoken_words += result.unspoken
+        result.failed_decode = self._failed
+        if self._failed and not hypothesis:
+            # Nothing usable was heard: the step is as if it had not run. The policy keeps comparing with the last
+            # usable hypothesis, whose words stay tentative (an empty one would reset local agreement, and the trim
+            # would take it for a decoder that gave up).
+            result.tentative = list(self._tail)
+            self._trim()
+            return result
         tail = self._new_words(hypothesis)
         n = self.policy.update(tail)
         if endpoint is not None and not self._reaches(tail, endpoint):
@@ -293,7 +308,9 @@ class StreamingRecognizer:
             self._drop_trailing_quiet()
             hypothesis, result.unspoken = self._hypothesize()
             self.unspoken_words += result.unspoken
-            tail = self._new_words(hypothesis)
+            result.failed_decode = self._failed
+            # a last decode too unsure to use: the last usable hypothesis's words are what was heard
+            tail = list(self._tail) if self._failed and not hypothesis else self._new_words(hypothesis)
         else:
             tail = []
         n = self.policy.finish(tail)
@@ -347,7 +364,7 @@ class StreamingRecognizer:
         """The hypothesis stops more than ``max_hold_s`` before the audio's end although speech goes on after it:
         the decoder gave up on the buffer (it does, on a long buffer, after a repetition it cut)."""
         frames = self._frames()
-        if frames is None or not self._committed:
+        if frames is None or not self._committed or self._failed:
             return False
         heard_to = self._tail[-1].end_s if self._tail else self._last_committed_end
         audio_end = self._offset_s + self.buffer_s

@@ -30,6 +30,12 @@ AUTO_DETECT_S = 2.0  # speech heard before the spoken language is detected (when
 REQUIRED_FILES = ("model.bin", "config.json", "tokenizer.json")
 VOCABULARY_FILES = ("vocabulary.txt", "vocabulary.json")
 CONTINUE_BEFORE_END_S = 1.5  # a first window whose words end this far before the audio's end is continued
+# Whisper's own mark of a failed decode: a segment whose tokens average a lower log-probability is decoded again at
+# a higher temperature. A streaming step does not retry (that is another decode); it uses none of the segment's words,
+# and a later step hears them again. On speech under babble Whisper writes the other voices' words at about this
+# confidence, which the voice would speak (docs/robustness.md, thirteenth pass). Transcribing only: a correct
+# translation scores lower (median -1.13 a step on German).
+FAILED_DECODE_LOGPROB = -1.0
 
 
 def bundled_model_path() -> Path:
@@ -102,6 +108,7 @@ class WhisperBackend:
         max_new_tokens: int = 96,
         language: str | None = "en",
         task: str = "transcribe",
+        min_avg_logprob: float | None = FAILED_DECODE_LOGPROB,
     ) -> None:
         from faster_whisper import WhisperModel
 
@@ -134,6 +141,9 @@ class WhisperBackend:
         if not self.multilingual and task != "transcribe":
             raise AsrError(f"the Whisper model in {path} knows English only; translating needs a multilingual model")
         self.task = task
+        # a streaming step's segment scoring less is not used (None: every segment is); full-window decodes use all
+        self.min_avg_logprob = min_avg_logprob if task == "transcribe" else None
+        self.failed = False  # the last ``transcribe`` left out a segment under ``min_avg_logprob``
         # the spoken language (a Whisper code such as "es"); None: detected from the first AUTO_DETECT_S of speech
         self.language: str | None = None
         self.detected: tuple[str, float] | None = None  # what detection found, with its probability
@@ -169,6 +179,7 @@ class WhisperBackend:
         return self.transcribe(audio, full_window=True)
 
     def transcribe(self, audio: np.ndarray, prompt: str | None = None, full_window: bool = False) -> list[Word]:
+        self.failed = False
         audio = np.ascontiguousarray(audio, dtype=np.float32).reshape(-1)
         duration = audio.size / SAMPLE_RATE
         if duration < 0.1:
@@ -199,12 +210,16 @@ class WhisperBackend:
             vad_filter=False,
             max_new_tokens=self.max_new_tokens,
         )
-        words = [
-            Word(w.word.strip(), float(w.start), float(w.end))
-            for segment in _first_pass(segments, duration)
-            for w in (segment.words or [])
-            if w.word.strip()
-        ]
+        floor = None if full_window else self.min_avg_logprob
+        words: list[Word] = []
+        for segment in _first_pass(segments, duration):
+            segment_words = [Word(w.word.strip(), float(w.start), float(w.end)) for w in (segment.words or [])]
+            if floor is not None and segment.avg_logprob < floor:
+                self.failed = True
+                log.debug("a failed decode (average log-probability %.2f) left out: %s", segment.avg_logprob,
+                          " ".join(w.text for w in segment_words))  # fmt: skip
+                continue
+            words.extend(w for w in segment_words if w.text)
         kept = [w for w in words if w.end_s <= duration + PADDING_MARGIN_S and w.start_s < duration - PADDING_MARGIN_S]
         if len(kept) < len(words):
             log.debug("dropped %d word(s) aligned into the padding", len(words) - len(kept))

@@ -60,7 +60,7 @@ def _recording_figures(entry: dict, report: dict) -> dict:
     return {
         **{k: report.get(k) for k in (m.EAR_VOICE_LAG_S, m.UNDERRUNS, m.WER_COMMITTED, m.WER_SPOKEN, m.LAG_DRIFT_S,
                                       m.STARVED_S, "source_times", "forced_words", "unspoken_words",
-                                      "dropped_audio_s")},
+                                      "failed_decodes", "dropped_audio_s")},
         "condition": entry.get("condition"),
         "reference_words": spoken.reference_words,
         "spoken_words": spoken.hypothesis_words,

@@ -142,6 +142,7 @@ class SessionFigures:
                 "audio_s_heard": run.audio_s,
                 "forced_words": run.forced_words,
                 "unspoken_words": run.unspoken_words,
+                "failed_decodes": run.failed_decodes,
                 "pause_words": run.pause_words,
                 "dropped_audio_s": run.dropped_audio_s,
                 "unrecognized_audio_s": run.unrecognized_audio_s,
