@@ -72,8 +72,10 @@ def make(
     config: StreamConfig | None = None,
     sentence_ends: tuple[int, ...] = (),
     flip: bool = True,
+    backend: ScriptedBackend | None = None,
 ) -> StreamingRecognizer:
-    backend = ScriptedBackend(pauses_after, sentence_ends, flip)
+    """A la2 recognizer on a scripted backend (``backend``, else one made from the other arguments)."""
+    backend = backend or ScriptedBackend(pauses_after, sentence_ends, flip)
     recognizer = StreamingRecognizer(backend, make_commit_policy("la2"), vad=None, config=config)  # type: ignore[arg-type]
     backend.recognizer = recognizer
     return recognizer
@@ -183,15 +185,8 @@ class UnsureBackend(ScriptedBackend):
         return [] if self.failed else words
 
 
-def unsure(fails: Callable[[int], bool]) -> StreamingRecognizer:
-    backend = UnsureBackend(fails)
-    recognizer = StreamingRecognizer(backend, make_commit_policy("la2"), vad=None)  # type: ignore[arg-type]
-    backend.recognizer = recognizer
-    return recognizer
-
-
 def test_a_failed_decode_commits_nothing_and_its_words_come_with_later_steps() -> None:
-    recognizer = unsure(lambda call: call % 3 == 0)
+    recognizer = make(backend=UnsureBackend(lambda call: call % 3 == 0))
     steps = run(recognizer, 9.0)
     assert recognizer.backend.calls == len(steps)  # type: ignore[attr-defined]  # one decode a step
     assert all(not words for n, (_, words) in enumerate(steps, 1) if n % 3 == 0)
@@ -201,7 +196,7 @@ def test_a_failed_decode_commits_nothing_and_its_words_come_with_later_steps() -
 
 
 def test_after_failed_decodes_the_last_usable_hypothesis_is_kept_and_committed_at_the_end() -> None:
-    recognizer = unsure(lambda call: call > 20)  # from 6 s on, every decode fails, the last one too
+    recognizer = make(backend=UnsureBackend(lambda call: call > 20))  # from 6 s on every decode fails, the last too
     steps = run(recognizer, 9.0)
     heard = [w.text for w in recognizer._tail]
     assert heard and not steps[-1][1]
