@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+import time
 from pathlib import Path
 
 import psutil
@@ -60,6 +61,7 @@ DEFAULT_SIZE = (1100, 760)
 MIN_SIZE = (400, 300)  # a remembered geometry smaller than this (e.g. from a window never shown) is ignored
 METER_INTERVAL_MS = 100  # 10 Hz
 HOTPLUG_INTERVAL_MS = 4000
+MIC_RETRY_S = 4.0
 HEARING_DB = -45  # an idle microphone level above this is someone speaking into it
 HEADPHONES = (
     "Use headphones. With speakers the voice reaches the microphone and is recognized and spoken again. "
@@ -227,6 +229,7 @@ class MainWindow(QMainWindow):
         self._replay_timer.timeout.connect(self._check_replay)
 
         self.level_monitor: LevelMonitor | None = None
+        self._mic_retry_at: float | None = None  # a microphone that would not open is tried again from then
         self._meter_timer = QTimer(self)
         self._meter_timer.timeout.connect(self._update_meters)
         self._meter_timer.start(METER_INTERVAL_MS)
@@ -309,16 +312,27 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage("The test sentence was played. Did you hear it?", 8000)
 
     def _start_level_monitor(self) -> None:
-        """While idle the microphone's level is shown, so a dead or wrong microphone shows before a session."""
+        """While idle the microphone's level is shown, so a dead or wrong microphone shows before a session.
+
+        A microphone that cannot be opened is tried again every ``MIC_RETRY_S`` (not at every meter tick), and said
+        once: not over a message already shown (the error that ended a session is the one to read)."""
         device = self.input_combo.currentData()
         if self.level_monitor is not None or device is None or self.state in ACTIVE_STATES or not self.isVisible():
+            return
+        if self._mic_retry_at is not None and time.monotonic() < self._mic_retry_at:
             return
         monitor = LevelMonitor(device)
         try:
             monitor.start()
         except AudioDeviceError as exc:
-            self.show_error(f"The microphone cannot be opened: {exc}")
+            first = self._mic_retry_at is None
+            self._mic_retry_at = time.monotonic() + MIC_RETRY_S
+            if first and not self.message.text():
+                self.show_error(f"The microphone cannot be opened: {exc}")
+            elif first:
+                log.warning("the microphone cannot be opened: %s", exc)
             return
+        self._mic_retry_at = None
         self.level_monitor = monitor
 
     def _stop_level_monitor(self, reset: bool = True) -> None:
@@ -370,7 +384,10 @@ class MainWindow(QMainWindow):
             self._stop_level_monitor()
         if state == State.DONE.value and self.controller.session_folder is not None:
             self.statusBar().showMessage(f"Session recorded in {self.controller.session_folder}", 10000)
-        if state in (State.DONE.value, State.CANCELLED.value):
+        session = self.controller.session
+        if state in (State.DONE.value, State.CANCELLED.value) or (
+            state == State.FAILED.value and session is not None and session.state == State.FAILED
+        ):  # not a session that never started (the models or the device), whose summary would be the last one's
             self._show_summary()
 
     def _show_summary(self) -> None:
@@ -537,6 +554,7 @@ class MainWindow(QMainWindow):
 
     def refresh_devices(self) -> None:
         """Fill the device pickers, keeping the remembered choice when that device is still there."""
+        self._mic_retry_at = None  # the microphone is tried again at once
         settings = app_settings()
         errors = []
         for direction in ("input", "output"):
@@ -567,6 +585,7 @@ class MainWindow(QMainWindow):
     def _remember_device(self, direction: Direction) -> None:
         if direction == "input":
             self._stop_level_monitor()  # the next meter tick listens to the new choice
+            self._mic_retry_at = None
         name = self._combo(direction).currentData()
         if name:
             app_settings().setValue(self._key(direction), name)

@@ -234,6 +234,8 @@ def _run_shadow(args: argparse.Namespace) -> int:
         found = report["language_detected"]
         print(f"spoken language detected: {found['language']} ({found['probability']:.2f})", file=sys.stderr)
     _print_pace(report.get("pace") or {})
+    if report.get("error"):
+        return _fail(report["error"])
     return EXIT_OK
 
 
@@ -246,7 +248,8 @@ def _print_pace(pace: dict) -> None:
 
 
 def _shadow_live(args: argparse.Namespace, config) -> dict:  # noqa: ANN001
-    """Microphone → speaker until Ctrl-C (or ``--seconds``); Ctrl-C once drains, twice cancels."""
+    """Microphone → speaker until Ctrl-C (or ``--seconds``); Ctrl-C once drains, twice cancels. A session stopped
+    by an error still returns its report (with ``error``), so what it heard and said is written before failing."""
     import signal
     import time
 
@@ -275,9 +278,7 @@ def _shadow_live(args: argparse.Namespace, config) -> dict:  # noqa: ANN001
                 deadline = None
     finally:
         signal.signal(signal.SIGINT, previous)
-    if session.error:
-        raise RuntimeError(session.error)
-    report = session.figures.report()
+    report = session.figures.report()  # also when a device went away: ``error`` says so, and the caller fails
     report["config"]["mode"] = "live"
     return report
 

@@ -6,6 +6,7 @@ import json
 import os
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -69,8 +70,8 @@ def artifacts_dir() -> Path:
     return ARTIFACTS_DIR
 
 
-@pytest.fixture(scope="session")
-def virtual_audio() -> Iterator[va.VirtualAudio]:
+@contextmanager
+def _sound_server() -> Iterator[va.VirtualAudio]:
     """A private PulseAudio server with a virtual microphone (default source) and speaker (default sink).
 
     sounddevice is pointed at it and made to re-scan, and everything is restored afterwards.
@@ -101,6 +102,20 @@ def virtual_audio() -> Iterator[va.VirtualAudio]:
             rescan()
         except AudioDeviceError:
             pass
+
+
+@pytest.fixture(scope="session")
+def virtual_audio() -> Iterator[va.VirtualAudio]:
+    """The virtual microphone and speaker every audio test shares (``_sound_server``)."""
+    with _sound_server() as audio:
+        yield audio
+
+
+@pytest.fixture
+def disposable_audio() -> Iterator[va.VirtualAudio]:
+    """A server of the test's own, whose devices it may remove; the shared one (if any) is used again after."""
+    with _sound_server() as audio:
+        yield audio
 
 
 @pytest.fixture(scope="session")

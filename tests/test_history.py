@@ -76,3 +76,10 @@ def test_sessions_are_listed_newest_first_with_their_figures(tmp_path: Path) -> 
     assert sessions[1].title == "2026-11-24 09:00:00 · 14 s · 30 words · lag median 2.25 s"
     assert read_session(tmp_path / "2026-11-24_09-00-00").lag_median_s == 2.25
     assert list_sessions(tmp_path / "missing") == []
+
+
+def test_a_session_stopped_by_an_error_says_why_in_the_list(tmp_path: Path) -> None:
+    error = "recognition stopped: the input device 'default' stopped delivering audio (unplugged?)"
+    report = {"audio_s_heard": 5.0, "words": [{"speak_end_s": 6.0}] * 4, "error": error}
+    past = read_session(_session(tmp_path / "2026-11-24_11-00-00", report=report))
+    assert past.error == error and past.title.endswith(f"4 words · stopped by an error: {error}")

@@ -21,6 +21,7 @@ from engine.pipeline.config import ShadowConfig
 from engine.pipeline.models import Models
 from engine.pipeline.shadow import shadow_file
 from tests import virtual_audio as va
+from tests.live_audio import wait_until_listening
 
 pytestmark = pytest.mark.slow
 
@@ -133,14 +134,8 @@ def test_live_interpreting_from_the_virtual_microphone(speech_xx_dir: Path, tmp_
         process = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
                                    env=virtual_audio.env())  # fmt: skip
         try:
+            lines = wait_until_listening(process)  # models load first; play once the session listens
             assert process.stderr is not None
-            lines = []
-            for line in process.stderr:  # models load first; play once the session listens
-                lines.append(line)
-                if line.startswith("listening"):
-                    break
-            else:
-                pytest.fail("".join(lines))
             player = virtual_audio.play_into_mic(speech_xx_dir / entry["wav"])
             assert player.wait(timeout=30) == 0
             rest = process.stderr.read()

@@ -17,7 +17,7 @@ from engine.audio.block import AudioBlock
 from engine.audio.devices import AudioDeviceError
 from engine.audio.io import load_audio
 from engine.metrics import names as m
-from engine.metrics.wer import wer
+from engine.metrics.wer import normalize_for_wer, wer
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.recorder import INPUT_WAV, METRICS, OUTPUT_WAV, REPORT, TRANSCRIPT
 from engine.pipeline.session import SessionListener, ShadowSession, State
@@ -180,7 +180,12 @@ def test_a_lost_microphone_is_reported_and_the_session_kept(
     assert errors and "unplugged" in errors[0] and "usb-mic" in session.error
     with wave.open(str(tmp_path / "rec" / INPUT_WAV)) as w:
         assert w.getnframes() == 20 * 1600  # every block heard before the loss is kept
-    assert json.loads((tmp_path / "rec" / REPORT).read_text())["command"] == "shadow"
+    report = json.loads((tmp_path / "rec" / REPORT).read_text())
+    assert report["command"] == "shadow" and report["error"] == session.error
+    # The speaker is still there: the 2 s heard before the loss are recognized to the end and spoken
+    words = report["words"]
+    assert len(words) >= 3 and all(w["speak_end_s"] is not None for w in words), words
+    assert normalize_for_wer(report["committed_text"]).split()[:3] == ["he", "began", "a"], report["committed_text"]
 
 
 def test_shadow_file_scores_the_speech_chain(shadow_models, speech_manifest, speech_dir, tmp_path) -> None:

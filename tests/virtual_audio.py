@@ -51,6 +51,14 @@ class VirtualAudio:
             raise RuntimeError(f"pactl {' '.join(args)} failed: {result.stderr.strip()}")
         return result.stdout
 
+    def remove_devices(self) -> None:
+        """Unload every device, as when the only headset is unplugged; the server stays up (no device is left for
+        PulseAudio to move a stream to, so the streams end)."""
+        modules = [line.split("\t")[:2] for line in self.pactl("list", "short", "modules").splitlines()]
+        for index, name in sorted(modules, key=lambda m: -int(m[0])):  # the remapped microphone before its sink
+            if name != "module-native-protocol-unix":
+                self.pactl("unload-module", index)
+
     def play_into_mic(self, wav: Path | str) -> subprocess.Popen:
         """Start playing a WAV into the virtual microphone; returns the paplay process (wait() for its end)."""
         return subprocess.Popen(

@@ -48,6 +48,8 @@ def summary_text(report: dict, wer_spoken: float | None = None) -> str:
     ]
     if wer_spoken is not None:
         parts.append(f"wer_spoken {wer_spoken:.3f}")
+    if report.get("error"):
+        parts.append(f"stopped by an error: {report['error']}")
     return "Last session: " + " · ".join(parts)
 
 

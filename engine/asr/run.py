@@ -12,6 +12,7 @@ import numpy as np
 from engine.asr.backend import SAMPLE_RATE
 from engine.asr.streaming import CommittedWord, StepResult, StreamingRecognizer
 from engine.audio.capture import Capture
+from engine.audio.devices import AudioDeviceError
 from engine.clock import Clock
 
 log = logging.getLogger(__name__)
@@ -48,6 +49,7 @@ class StreamRun:
     dropped_audio_s: float = 0.0  # audio the recognizer's buffer cap threw away (0 in a healthy session)
     unrecognized_audio_s: float = 0.0  # audio cut because no word came from it (noise the VAD took for speech)
     keep_words: bool = True  # a session keeps its own (bounded) records instead
+    device_error: str | None = None  # live: the input device went away; what it had delivered was still finished
 
     def steps_behind(self, min_step_s: float = 0.5) -> float:
         """``behind_s`` in steps (interval + that step's compute): at most 1 means the recognizer kept up."""
@@ -156,7 +158,8 @@ def run_capture(
     on_step: Callable[[StepResult], None] | None = None,
     keep_words: bool = True,
 ) -> StreamRun:
-    """Live: recognize what the capture delivers until ``should_stop()``; then finish.
+    """Live: recognize what the capture delivers until ``should_stop()`` or until the device goes away (said in
+    ``device_error``); then finish, so what was heard before is still committed.
 
     Commit times are on ``clock``; word times are on the capture clock (both start when capture starts).
     """
@@ -168,7 +171,11 @@ def run_capture(
             recognizer.insert_audio(block.samples)
             run.audio_s = block.end_s
         else:
-            capture.check()  # a device that went away raises here instead of leaving the session silent
+            try:
+                capture.check()  # a device that went away is found here instead of leaving the session silent
+            except AudioDeviceError as exc:
+                run.device_error = str(exc)
+                break
         if clock.now() - last_step < min_step_s:
             continue
         for block in capture.read_available():

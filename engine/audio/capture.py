@@ -12,7 +12,7 @@ import queue
 import numpy as np
 
 from engine.audio.block import AudioBlock
-from engine.audio.devices import AudioDeviceError, sounddevice_module
+from engine.audio.devices import AudioDeviceError, device_label, sounddevice_module
 from engine.audio.resample import StreamResampler
 
 log = logging.getLogger(__name__)
@@ -53,7 +53,7 @@ class Capture:
         try:
             info = sd.query_devices(self.device, "input")
         except (ValueError, sd.PortAudioError) as exc:
-            raise AudioDeviceError(f"input device {self.device!r} not available: {exc}") from exc
+            raise AudioDeviceError(f"{device_label(self.device, 'input')} is not available: {exc}") from exc
         return int(info["default_samplerate"])
 
     def _callback(self, indata: np.ndarray, frames: int, time_info: object, status: object) -> None:
@@ -71,7 +71,7 @@ class Capture:
             )  # fmt: skip
             self._stream.start()
         except (sd.PortAudioError, ValueError) as exc:
-            raise AudioDeviceError(f"cannot open the input device {self.device!r}: {exc}") from exc
+            raise AudioDeviceError(f"cannot open {device_label(self.device, 'input')}: {exc}") from exc
 
     def read(self, timeout: float | None = None) -> AudioBlock | None:
         """The next block at ``rate`` (None when nothing arrived within ``timeout``)."""
@@ -94,7 +94,7 @@ class Capture:
         """Raise ``AudioDeviceError`` when the stream stopped by itself (the device went away)."""
         stream = self._stream
         if stream is not None and not stream.active:
-            raise AudioDeviceError(f"the input device {self.device!r} stopped delivering audio (unplugged?)")
+            raise AudioDeviceError(f"{device_label(self.device, 'input')} stopped delivering audio (unplugged?)")
 
     def stop(self) -> None:
         if self._stream is not None:

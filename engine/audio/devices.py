@@ -35,6 +35,11 @@ class DeviceInfo:
         return f"{self.name} ({self.hostapi})"
 
 
+def device_label(device: int | str | None, direction: Direction) -> str:
+    """How a message names a device: "the default input device", "the output device 'USB headset'"."""
+    return f"the default {direction} device" if device is None else f"the {direction} device {device!r}"
+
+
 def sounddevice_module() -> ModuleType:
     """Import sounddevice, turning a missing PortAudio into an actionable error."""
     try:

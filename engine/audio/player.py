@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.audio.devices import AudioDeviceError, sounddevice_module
+from engine.audio.devices import AudioDeviceError, device_label, sounddevice_module
 from engine.audio.resample import StreamResampler
 from engine.audio.ringbuffer import RingBuffer
 
@@ -39,7 +39,7 @@ def negotiate_output_rate(device: int | str | None, rate: int, channels: int = 1
     try:
         info = sd.query_devices(device, "output")
     except (ValueError, sd.PortAudioError) as exc:
-        raise AudioDeviceError(f"output device {device!r} not available: {exc}") from exc
+        raise AudioDeviceError(f"{device_label(device, 'output')} is not available: {exc}") from exc
     device_rate = int(info["default_samplerate"])
     log.info("device %s does not take %d Hz; playing at %d Hz", info["name"], rate, device_rate)
     return device_rate
@@ -117,7 +117,7 @@ class Player:
             )
             self._stream.start()
         except (sd.PortAudioError, ValueError) as exc:
-            raise AudioDeviceError(f"cannot open the output device {self.device!r}: {exc}") from exc
+            raise AudioDeviceError(f"cannot open {device_label(self.device, 'output')}: {exc}") from exc
 
     def _callback(self, outdata: np.ndarray, frames: int, time_info: object, status: object) -> None:
         real = self._ring.read_into(outdata[:, 0])
@@ -208,8 +208,10 @@ class Player:
         return list(self._finished)
 
     def drain(self, timeout: float | None = None) -> bool:
-        """Wait until everything queued has played (True) or the timeout passes."""
-        tail = self._resampler.flush() if not self._resampler.passthrough else np.zeros(0, np.float32)
+        """Wait until everything queued has played (True) or the timeout passes; may be called again after a timeout
+        (the resampler's tail is let out once: by the first call, or by ``enqueue(..., last=True)``)."""
+        resampler = self._resampler
+        tail = resampler.flush() if not (resampler.passthrough or resampler.finished) else np.zeros(0, np.float32)
         if tail.size:
             self._ring.write(tail, timeout=None)
             with self._lock:
@@ -230,7 +232,7 @@ class Player:
         """Raise ``AudioDeviceError`` when the stream stopped by itself (the device went away)."""
         stream = self._stream
         if stream is not None and not stream.active:
-            raise AudioDeviceError(f"the output device {self.device!r} stopped playing (unplugged?)")
+            raise AudioDeviceError(f"{device_label(self.device, 'output')} stopped playing (unplugged?)")
 
     def close(self) -> None:
         """Release the device. Safe to call twice and from two threads at once: a cancel from the window races the

@@ -8,11 +8,12 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Iterable
 
 import numpy as np
 
-from engine.audio.devices import AudioDeviceError, sounddevice_module
+from engine.audio.devices import AudioDeviceError, device_label, sounddevice_module
 from engine.audio.player import negotiate_output_rate
 
 log = logging.getLogger(__name__)
@@ -20,6 +21,7 @@ log = logging.getLogger(__name__)
 PREFERRED_RATE = 22050  # the voice's own rate; the input (16 kHz) is resampled up to it
 BLOCK_S = 0.2
 QUEUE_S = 2.0
+LOSS_POLL_S = 0.1  # how often ``wait`` looks at whether the device is still playing
 
 
 def output_rate(device: int | str | None) -> int:
@@ -91,17 +93,30 @@ class Replay:
             self._stream.start()
         except (sd.PortAudioError, ValueError) as exc:
             self._stop.set()
-            raise AudioDeviceError(f"cannot play on the speaker {self.device!r}: {exc}") from exc
+            raise AudioDeviceError(f"cannot play on {device_label(self.device, 'output')}: {exc}") from exc
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Until everything played (True) or ``timeout``; the device's buffer is let out before closing."""
-        finished = self._done.wait(timeout)
-        if finished and self._stream is not None:
-            self._stop.wait(float(self._stream.latency) + 0.1)
-        return finished
+        """Until everything played or the device stopped (True), or ``timeout``; the device's buffer is let out
+        before closing."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self.finished:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return False
+            self._done.wait(LOSS_POLL_S if left is None else min(left, LOSS_POLL_S))
+        stream = self._stream
+        if stream is not None and stream.active:
+            self._stop.wait(float(stream.latency) + 0.1)
+        return True
 
     @property
     def finished(self) -> bool:
+        """Everything played, or the device stopped playing (unplugged): ``error`` then says so."""
+        stream = self._stream
+        if not self._done.is_set() and stream is not None and not stream.active and not self._stop.is_set():
+            self.error = f"{device_label(self.device, 'output')} stopped playing (unplugged?)"
+            log.warning("replay stopped: %s", self.error)
+            self._done.set()
         return self._done.is_set()
 
     def stop(self) -> None:

@@ -63,6 +63,11 @@ class StreamResampler:
     def frames_out(self) -> int:
         return self._frames_out
 
+    @property
+    def finished(self) -> bool:
+        """The stream was flushed (``last``): nothing more can be fed."""
+        return self._finished
+
     def process(self, samples: np.ndarray, last: bool = False) -> np.ndarray:
         """Feed the next samples; returns what the filter can emit so far (``last=True`` flushes the tail)."""
         if self._finished:

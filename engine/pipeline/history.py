@@ -39,6 +39,7 @@ class PastSession:
     words: int | None
     lag_median_s: float | None
     problem: str | None = None  # why its figures could not be read (the folder is still listed)
+    error: str | None = None  # why the session stopped early (its report says)
 
     @property
     def title(self) -> str:
@@ -52,6 +53,8 @@ class PastSession:
             parts.append(f"{self.words} words")
         if self.lag_median_s is not None:
             parts.append(f"lag median {self.lag_median_s:.2f} s")
+        if self.error:
+            parts.append(f"stopped by an error: {self.error}")
         return " · ".join(parts)
 
 
@@ -71,7 +74,7 @@ def read_session(folder: Path) -> PastSession:
     ends = [w.get("speak_end_s") or 0.0 for w in words]
     duration = max([report.get("audio_s_heard") or 0.0, *ends])
     lag = (report.get(m.EAR_VOICE_LAG_S) or {}).get("median")
-    return PastSession(folder, started, duration, len(words), lag)
+    return PastSession(folder, started, duration, len(words), lag, error=report.get("error"))
 
 
 def list_sessions(root: Path) -> list[PastSession]:

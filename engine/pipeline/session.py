@@ -241,6 +241,7 @@ class ShadowSession:
             except Exception as exc:  # e.g. the output device cannot be opened
                 log.exception("the session could not run")
                 self._fail(str(exc))
+                self._set_state(State.FAILED)
                 self._finished.set()
 
         thread = threading.Thread(target=main, name="shadow-file", daemon=True)
@@ -355,11 +356,14 @@ class ShadowSession:
     def _run_asr(self, source: Callable[[Callable[[StepResult], None]], StreamRun], clock: Clock) -> None:
         try:
             self.asr_run = source(self._on_step)
-            if not self._cancel.is_set() and self._worker is not None:
-                self._worker.flush(at_s=clock.now())
-        except Exception as exc:  # a device that went away, a model that failed: keep what we have
+        except Exception as exc:  # a model that failed: keep what we have
             log.exception("the recognizer stopped")
             self._fail(f"recognition stopped: {exc}")
+        if self.asr_run is not None and self.asr_run.device_error is not None:
+            log.error("the microphone went away: %s", self.asr_run.device_error)
+            self._fail(f"recognition stopped: {self.asr_run.device_error}")
+        if not self._cancel.is_set() and self._worker is not None:
+            self._worker.flush(at_s=clock.now())  # the words committed so far are spoken, after an error too
 
     def _end(self) -> None:
         """Wait for synthesis and playback to finish (or for a cancel), then close everything."""
@@ -389,11 +393,14 @@ class ShadowSession:
             if self.asr_run is not None:
                 self.figures.asr(self.asr_run)
             self.figures.pace = self.pace.report()
+            self.figures.error = self.error
             if self.recorder is not None:
                 self.recorder.report(self.figures.report())
                 self.recorder.close()
                 self._write_captions(self.recorder.folder)
-            if self.state != State.FAILED:
+            if self.error is not None:
+                self._set_state(State.FAILED)
+            else:
                 self._set_state(State.CANCELLED if self._cancel.is_set() else State.DONE)
             self._finished.set()
 
@@ -629,9 +636,19 @@ class ShadowSession:
             self._fail(f"speech synthesis failed: {exc}")
 
     def _fail(self, message: str) -> None:
-        self.error = message
-        self._set_state(State.FAILED)
+        """Stop on an error: the window says so at once; what was heard is still spoken unless the cause also
+        silenced the voice; the state is ``FAILED`` once the session has ended and its report is written. The first
+        error is the session's; what follows from it (the other device of an unplugged headset) is only logged."""
+        with self._lock:
+            first = self.error is None
+            if first:
+                self.error = message
+        if not first:
+            log.warning("after the session failed: %s", message)
+            return
         self.listener.on_error(message)
+        if self.state == State.RUNNING:
+            self._set_state(State.STOPPING)
         self._stop.set()
 
     def _set_state(self, state: State) -> None:

@@ -66,6 +66,7 @@ class SessionFigures:
         self._previous_end: float | None = None
         self.asr_figures: dict = {}
         self.pace: dict = {}  # ``MachinePace.report()``: what the session measured of the machine and set from it
+        self.error: str | None = None  # why the session stopped early (a device that went away); None if it did not
         self.faster_pieces = 0  # pieces the voice spoke faster than its rate to catch up with a fast speaker
         self.max_rate = 1.0
         self.tempos: list[float] = []  # the speaker's tempo against the voice's after each piece (``SpeakerTempo``)
@@ -173,6 +174,7 @@ class SessionFigures:
             ratios = [g / a for g, a in zip(self.gen, self.audio, strict=True) if a > 0]
             return {
                 "command": "shadow",
+                "error": self.error,
                 "machine": machine_info(),
                 "config": self.config,
                 m.EAR_VOICE_LAG_S: aggregate(self.lags),
