@@ -102,7 +102,7 @@ def test_a_replay_whose_speaker_is_unplugged_ends_saying_so(disposable_audio: va
 
 
 @pytest.mark.gui
-def test_the_window_says_the_headset_was_unplugged_and_keeps_the_session(
+def test_the_window_says_the_headset_was_unplugged_keeps_the_session_and_hears_it_come_back(
     qtbot, caplog, disposable_audio: va.VirtualAudio, shadow_models, data_dir: Path, speech_dir: Path,
     speech_manifest: list[dict],
 ) -> None:  # fmt: skip
@@ -140,6 +140,14 @@ def test_the_window_says_the_headset_was_unplugged_and_keeps_the_session(
         assert window.message.text() == message
         tries = [r for r in caplog.records if "microphone cannot be opened" in r.getMessage().lower()]
         assert len(tries) <= 1, [r.getMessage() for r in tries]
+
+        # The headset is plugged back in: the window hears the microphone again, and a new session runs.
+        disposable_audio.add_devices()
+        qtbot.waitUntil(lambda: window.level_monitor is not None, timeout=10_000)
+        window.start_button.click()
+        qtbot.waitUntil(lambda: window.state == "running", timeout=10_000)
+        window.stop_button.click()
+        qtbot.waitUntil(lambda: window.state == "done", timeout=30_000)
     finally:
         if speaker is not None:
             speaker.kill()

@@ -28,6 +28,12 @@ SPEAKER_SINK = "app_out"
 SPEAKER_MONITOR = f"{SPEAKER_SINK}.monitor"
 
 REQUIRED_TOOLS = ("pulseaudio", "pactl", "paplay", "parec")
+DEVICE_MODULES = (  # the virtual devices, in the order they are loaded (the microphone remaps the feed's monitor)
+    ("module-null-sink", f"sink_name={MIC_SINK} sink_properties=device.description=VirtualMicFeed"),
+    ("module-null-sink", f"sink_name={SPEAKER_SINK} sink_properties=device.description=VirtualSpeaker"),
+    ("module-remap-source", f"master={MIC_SINK}.monitor source_name={MIC_SOURCE}"
+     " source_properties=device.description=VirtualMicrophone"),
+)  # fmt: skip
 
 
 def missing_tools() -> list[str]:
@@ -58,6 +64,13 @@ class VirtualAudio:
         for index, name in sorted(modules, key=lambda m: -int(m[0])):  # the remapped microphone before its sink
             if name != "module-native-protocol-unix":
                 self.pactl("unload-module", index)
+
+    def add_devices(self) -> None:
+        """Load the virtual devices again (the headset plugged back in) and make them the defaults."""
+        for module, arguments in DEVICE_MODULES:
+            self.pactl("load-module", module, *arguments.split())
+        self.pactl("set-default-sink", SPEAKER_SINK)
+        self.pactl("set-default-source", MIC_SOURCE)
 
     def play_into_mic(self, wav: Path | str) -> subprocess.Popen:
         """Start playing a WAV into the virtual microphone; returns the paplay process (wait() for its end)."""
@@ -124,10 +137,7 @@ def start(log_path: Path | None = None) -> VirtualAudio:
         "pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit", "--disable-shm=true",
         "--use-pid-file=false", "--log-target=stderr",
         "-L", f"module-native-protocol-unix socket={socket} auth-anonymous=1",
-        "-L", f"module-null-sink sink_name={MIC_SINK} sink_properties=device.description=VirtualMicFeed",
-        "-L", f"module-null-sink sink_name={SPEAKER_SINK} sink_properties=device.description=VirtualSpeaker",
-        "-L", f"module-remap-source master={MIC_SINK}.monitor source_name={MIC_SOURCE}"
-        " source_properties=device.description=VirtualMicrophone",
+        *(part for module, arguments in DEVICE_MODULES for part in ("-L", f"{module} {arguments}")),
     ]  # fmt: skip
     env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime_dir), "HOME": str(runtime_dir)}
     process = subprocess.Popen(cmd, env=env, stdout=log_file, stderr=log_file)
