@@ -42,6 +42,7 @@ from engine.clock import SimulatedClock  # noqa: E402
 from engine.pipeline.config import ShadowConfig  # noqa: E402
 from engine.pipeline.models import Models  # noqa: E402
 from engine.pipeline.session import ShadowSession  # noqa: E402
+from engine.tts import voice_cost  # noqa: E402
 from engine.tts.chunker import ChunkSizes  # noqa: E402
 from engine.tts.learned.cache import CachedVoice, VoiceWrapper  # noqa: E402
 from engine.tts.quality import whole_sentence_voice, word_distances_by_key  # noqa: E402
@@ -54,11 +55,8 @@ def say(line: str) -> None:
     sys.stdout.flush()
 
 
-# modelled compute (s) on the 2-core AMD EPYC VM: Stage I's text part by ids read (interpolated), the flow and
-# Stage II linear in frames (``calibrate`` measures them again)
-COST_STAGE1_IDS = ([20, 40, 80, 120, 160, 240, 340, 600], [0.0118, 0.0152, 0.0217, 0.0327, 0.0542, 0.0811, 0.149, 0.40])
-COST_FLOW = (0.00221, 0.000158)  # + per frame (the chunk's and FLOW_MARGIN either side)
-COST_STAGE2_FRAMES = ([0, 24, 40, 80, 160, 320, 640], [0.002, 0.0171, 0.0279, 0.0565, 0.1323, 0.2754, 0.56])
+# modelled compute (s) on the 2-core AMD EPYC VM (``engine.tts.voice_cost``; ``calibrate`` measures them again)
+COST_STAGE1_IDS, COST_STAGE2_FRAMES = voice_cost.STAGE1_IDS, voice_cost.STAGE2_FRAMES
 
 
 class ChargedTime:
@@ -86,18 +84,18 @@ class ModelledVoice(VoiceWrapper):
 
     def stage1_prior(self, ids: np.ndarray, phoneme_offset: int = 0, frame_offset: int = 0):  # noqa: ANN201
         out = self.voice.stage1_prior(ids, phoneme_offset, frame_offset)
-        self._charge(float(np.interp(len(ids), *COST_STAGE1_IDS)))
+        self._charge(voice_cost.stage1_s(len(ids)))
         return out
 
     def latent_frames(self, prior: np.ndarray, start: int, stop: int) -> np.ndarray:
         out = self.voice.latent_frames(prior, start, stop)
         frames = min(stop + FLOW_MARGIN, prior.shape[-1]) - max(start - FLOW_MARGIN, 0)
-        self._charge(COST_FLOW[0] + COST_FLOW[1] * frames)
+        self._charge(voice_cost.flow_s(frames))
         return out
 
     def stage2(self, latent: np.ndarray) -> np.ndarray:
         out = self.voice.stage2(latent)
-        self._charge(float(np.interp(latent.shape[-1], *COST_STAGE2_FRAMES)))
+        self._charge(voice_cost.stage2_s(latent.shape[-1]))
         return out
 
 
