@@ -36,7 +36,7 @@ def modelled_compute():
     of the suite once saw the trained policy's return 0.16 below the untrained one's)."""
     from engine.tts import voice_cost
     from engine.tts.learned.cache import CachedVoice
-    from engine.tts.voice_split import FLOW_MARGIN
+    from engine.tts.voice_split import flow_window
 
     def charged(method, cost):  # noqa: ANN001, ANN202
         def call(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
@@ -48,7 +48,8 @@ def modelled_compute():
         return call
 
     def flow(prior, start, stop) -> float:  # noqa: ANN001
-        return voice_cost.flow_s(min(stop + FLOW_MARGIN, prior.shape[-1]) - max(start - FLOW_MARGIN, 0))
+        first, last = flow_window(prior.shape[-1], start, stop)
+        return voice_cost.flow_s(last - first)
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(

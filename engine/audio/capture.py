@@ -12,7 +12,7 @@ import queue
 import numpy as np
 
 from engine.audio.block import AudioBlock
-from engine.audio.devices import AudioDeviceError, device_label, sounddevice_module
+from engine.audio.devices import AudioDeviceError, device_label, device_stopped, sounddevice_module
 from engine.audio.resample import StreamResampler
 
 log = logging.getLogger(__name__)
@@ -94,7 +94,7 @@ class Capture:
         """Raise ``AudioDeviceError`` when the stream stopped by itself (the device went away)."""
         stream = self._stream
         if stream is not None and not stream.active:
-            raise AudioDeviceError(f"{device_label(self.device, 'input')} stopped delivering audio (unplugged?)")
+            raise device_stopped(self.device, "input")
 
     def stop(self) -> None:
         if self._stream is not None:

@@ -40,6 +40,12 @@ def device_label(device: int | str | None, direction: Direction) -> str:
     return f"the default {direction} device" if device is None else f"the {direction} device {device!r}"
 
 
+def device_stopped(device: int | str | None, direction: Direction) -> AudioDeviceError:
+    """The error for a stream that stopped by itself: its device went away."""
+    what = "stopped delivering audio" if direction == "input" else "stopped playing"
+    return AudioDeviceError(f"{device_label(device, direction)} {what} (unplugged?)")
+
+
 def sounddevice_module() -> ModuleType:
     """Import sounddevice, turning a missing PortAudio into an actionable error."""
     try:

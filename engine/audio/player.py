@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.audio.devices import AudioDeviceError, device_label, sounddevice_module
+from engine.audio.devices import AudioDeviceError, device_label, device_stopped, sounddevice_module
 from engine.audio.resample import StreamResampler
 from engine.audio.ringbuffer import RingBuffer
 
@@ -232,7 +232,7 @@ class Player:
         """Raise ``AudioDeviceError`` when the stream stopped by itself (the device went away)."""
         stream = self._stream
         if stream is not None and not stream.active:
-            raise AudioDeviceError(f"{device_label(self.device, 'output')} stopped playing (unplugged?)")
+            raise device_stopped(self.device, "output")
 
     def close(self) -> None:
         """Release the device. Safe to call twice and from two threads at once: a cancel from the window races the

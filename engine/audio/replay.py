@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from engine.audio.devices import AudioDeviceError, device_label, sounddevice_module
+from engine.audio.devices import AudioDeviceError, device_label, device_stopped, sounddevice_module
 from engine.audio.player import negotiate_output_rate
 
 log = logging.getLogger(__name__)
@@ -114,7 +114,7 @@ class Replay:
         """Everything played, or the device stopped playing (unplugged): ``error`` then says so."""
         stream = self._stream
         if not self._done.is_set() and stream is not None and not stream.active and not self._stop.is_set():
-            self.error = f"{device_label(self.device, 'output')} stopped playing (unplugged?)"
+            self.error = str(device_stopped(self.device, "output"))
             log.warning("replay stopped: %s", self.error)
             self._done.set()
         return self._done.is_set()

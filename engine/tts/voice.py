@@ -11,7 +11,6 @@ import numpy as np
 
 from engine.tts.noise import PositionalNoise
 from engine.tts.voice_split import (
-    FLOW_MARGIN,
     FRAME_MASK,
     LATENT,
     LATENT_CHANNELS,
@@ -20,6 +19,7 @@ from engine.tts.voice_split import (
     PRIOR,
     SplitVoice,
     VoiceSplitError,
+    flow_window,
     split_voice,
 )
 
@@ -153,7 +153,7 @@ class TwoStageVoice:
         start, stop = max(start, 0), min(stop, total)
         if stop <= start:
             return np.zeros((LATENT_CHANNELS, 0), np.float32)
-        first, last = max(start - FLOW_MARGIN, 0), min(stop + FLOW_MARGIN, total)
+        first, last = flow_window(total, start, stop)
         feeds = {
             PRIOR: np.ascontiguousarray(prior[None, :, first:last], dtype=np.float32),
             FRAME_MASK: np.ones((1, 1, last - first), np.float32),

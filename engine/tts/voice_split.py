@@ -46,8 +46,14 @@ LATENT_CHANNELS = 192
 # The flow's four couplings each stack four convolutions of kernel 5: 32 frames either side reach every frame that
 # changes a frame's latent (measured: 24 frames give 5e-6 of difference, 32 none).
 FLOW_MARGIN = 32
+
 SPLIT_FORMAT_VERSION = 2  # bump when the split changes, so old caches are rebuilt
 MANIFEST = "split.json"  # written last: hashes of the graphs
+
+
+def flow_window(total: int, start: int, stop: int) -> tuple[int, int]:
+    """The frames ``first:last`` the flow reads for the latent frames ``start:stop`` of a prior ``total`` long."""
+    return max(start - FLOW_MARGIN, 0), min(stop + FLOW_MARGIN, total)
 
 
 class VoiceSplitError(RuntimeError):

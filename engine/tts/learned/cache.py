@@ -19,7 +19,7 @@ from collections.abc import Callable
 import numpy as np
 
 from engine.tts.voice import TwoStageVoice
-from engine.tts.voice_split import FLOW_MARGIN
+from engine.tts.voice_split import flow_window
 
 DEFAULT_BUDGET_BYTES = 1_500_000_000
 
@@ -114,7 +114,7 @@ class CachedVoice(VoiceWrapper):
 
     def latent_frames(self, prior: np.ndarray, start: int, stop: int) -> np.ndarray:
         total = prior.shape[-1]
-        first, last = max(start - FLOW_MARGIN, 0), min(stop + FLOW_MARGIN, total)  # what the flow reads
+        first, last = flow_window(total, start, stop)  # what the flow reads
         region = np.ascontiguousarray(prior[:, first:last], dtype=np.float32)
         read = f"|{start - first}|{min(stop, total) - first}".encode()
         key = hashlib.blake2b(region.tobytes() + read, digest_size=16).digest()
