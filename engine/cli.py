@@ -208,7 +208,7 @@ def _run_shadow(args: argparse.Namespace) -> int:
             report = shadow_file(
                 Path(args.file), config, out=Path(args.out) if args.out else None,
                 record_dir=Path(args.record) if args.record else None, realtime=args.realtime or args.play,
-                play=args.play,
+                play=args.play, keep_on_error=True,
             )  # fmt: skip
     except (AsrError, VadError, AudioFileError, AudioDeviceError, VoiceSplitError, RecorderError, RuntimeError) as exc:
         return _fail(str(exc))

@@ -8,6 +8,7 @@ import json
 import logging
 import subprocess
 import sys
+import threading
 import time
 import wave
 from pathlib import Path
@@ -16,6 +17,8 @@ import numpy as np
 import pytest
 
 from engine.audio.capture import Capture
+from engine.audio.device_check import DRAIN_MARGIN_S, WHAT_TO_DO, speak_on
+from engine.audio.devices import AudioDeviceError
 from engine.audio.replay import Replay
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.recorder import INPUT_WAV, REPORT, TRANSCRIPT
@@ -101,6 +104,24 @@ def test_a_replay_whose_speaker_is_unplugged_ends_saying_so(disposable_audio: va
         replay.stop()
 
 
+def test_test_speaker_unplugged_while_it_speaks_names_the_speaker_and_says_what_to_do(
+    disposable_audio: va.VirtualAudio, shadow_models
+) -> None:  # fmt: skip
+    unplug = threading.Timer(1.0, disposable_audio.remove_devices)  # the test sentence lasts about 3 s
+    unplug.start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(AudioDeviceError) as caught:
+            speak_on(None, shadow_models.voice)  # "Test speaker" with the default speaker
+    finally:
+        unplug.join()
+    # it says so when the speaker goes, not after waiting out the sentence and the drain's margin
+    assert time.monotonic() - started < DRAIN_MARGIN_S
+    message = str(caught.value)
+    assert "the default output device" in message and message.endswith(WHAT_TO_DO), message
+    assert "None" not in message
+
+
 @pytest.mark.gui
 def test_the_window_says_the_headset_was_unplugged_keeps_the_session_and_hears_it_come_back(
     qtbot, caplog, disposable_audio: va.VirtualAudio, shadow_models, data_dir: Path, speech_dir: Path,
@@ -181,4 +202,30 @@ def test_the_command_line_writes_the_report_of_a_session_its_headset_left(
     report = json.loads(report_path.read_text())  # written although the session failed
     assert report["error"] and report["error"] in rest
     assert len(report["committed_text"].split()) >= 3, report["committed_text"]
+    assert out.strip() == report["spoken_text"]
+
+
+def test_the_command_line_playing_a_recording_writes_its_report_when_the_speaker_goes(
+    disposable_audio: va.VirtualAudio, speech_dir: Path, speech_manifest: list[dict], tmp_path: Path
+) -> None:
+    item = next(e for e in speech_manifest if e["id"] == RECORDING)
+    report_path = tmp_path / "report.json"
+    command = [sys.executable, "-m", "engine", "shadow", str(speech_dir / item["wav"]), "--play",
+               "--report", str(report_path)]  # fmt: skip
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                               env=disposable_audio.env())  # fmt: skip
+    try:
+        # the voice has begun once its stream is on the server (the models load first)
+        assert _wait_for(lambda: disposable_audio.pactl("list", "short", "sink-inputs").strip(), 120)
+        time.sleep(3.0)  # the recording is 11.7 s: the voice is mid-sentence
+        disposable_audio.remove_devices()
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 1, err
+    assert "liveshadow: playback stopped: the default output device stopped playing" in err, err
+    report = json.loads(report_path.read_text())  # written although the session failed
+    assert report["error"] and report["error"] in err, err
+    assert report["wer_committed"] is None  # half a session is not scored against the whole reference
+    assert len(report["spoken_text"].split()) >= 3, report["spoken_text"]
     assert out.strip() == report["spoken_text"]

@@ -10,7 +10,7 @@ import logging
 import numpy as np
 
 from engine.audio.capture import Capture
-from engine.audio.devices import AudioDeviceError
+from engine.audio.devices import AudioDeviceError, device_label
 from engine.audio.player import Player
 
 log = logging.getLogger(__name__)
@@ -73,10 +73,12 @@ def speak_on(device: int | str | None, voice, text: str = TEST_SENTENCE) -> floa
             player.enqueue(audio, key="test", last=True)
             if not player.drain(timeout=seconds + DRAIN_MARGIN_S):
                 player.check()
-                raise AudioDeviceError(f"the speaker {device!r} did not play the test sentence (busy or stalled?)")
+                raise AudioDeviceError(
+                    f"{device_label(device, 'output')} did not play the test sentence (busy or stalled?)"
+                )
     except AudioDeviceError as exc:
         raise AudioDeviceError(f"{exc}. {WHAT_TO_DO}") from exc
     except Exception as exc:  # PortAudio's own errors, e.g. a device that went away
-        raise AudioDeviceError(f"cannot play on the speaker {device!r}: {exc}. {WHAT_TO_DO}") from exc
+        raise AudioDeviceError(f"cannot play on {device_label(device, 'output')}: {exc}. {WHAT_TO_DO}") from exc
     log.info("spoke the test sentence on %r (%.1f s)", device, seconds)
     return seconds

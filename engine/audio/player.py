@@ -208,8 +208,9 @@ class Player:
         return list(self._finished)
 
     def drain(self, timeout: float | None = None) -> bool:
-        """Wait until everything queued has played (True) or the timeout passes; may be called again after a timeout
-        (the resampler's tail is let out once: by the first call, or by ``enqueue(..., last=True)``)."""
+        """Wait until everything queued has played (True), the timeout passes or the stream stops by itself (False);
+        may be called again after a timeout (the resampler's tail is let out once: by the first call, or by
+        ``enqueue(..., last=True)``)."""
         resampler = self._resampler
         tail = resampler.flush() if not (resampler.passthrough or resampler.finished) else np.zeros(0, np.float32)
         if tail.size:
@@ -225,6 +226,9 @@ class Player:
             if deadline is not None and self._timer() > deadline:
                 return False
             time.sleep(0.02)
+            stream = self._stream
+            if stream is not None and not stream.active:
+                return False  # the device went away: what is queued will never play (``check`` says why)
         time.sleep(self.output_latency_s)  # the last block is still in the device's buffer
         return True
 

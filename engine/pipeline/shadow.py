@@ -75,9 +75,12 @@ def shadow_file(
     entry: dict | None = None,
     speech_chain: bool = True,
     voice_quality: bool = False,
+    keep_on_error: bool = False,
 ) -> dict:
     """``voice_quality``: also ``word_distance_db`` of every spoken word against the whole-sentence voice (one more
-    synthesis of the words; benchmarks and evaluation)."""
+    synthesis of the words; benchmarks and evaluation). A session stopped by an error (the output device of
+    ``play`` went away) raises, unless ``keep_on_error``: then its report says why (``error``), keeps what was heard
+    and said, and is not scored (a reference scored against half a session says nothing)."""
     config = config or ShadowConfig()
     audio = load_audio(path)
     models = models or Models.load(config)
@@ -91,7 +94,7 @@ def shadow_file(
         if voice_quality:
             session.pieces = []
         figures = session.run_file(audio, realtime=realtime, output_device=config.output_device, play=play)
-        if session.error:
+        if session.error and not keep_on_error:
             raise RuntimeError(session.error)
         report = figures.report()
         report["file"] = str(path)
@@ -109,12 +112,15 @@ def shadow_file(
             session.pieces = None
             report[m.WORD_DISTANCE_DB] = aggregate(distances)
             report["word_distance_values_db"] = distances
-        if entry and entry.get("word_times") and config.translate_from is None:
-            rescore_with_reference_times(report, entry["word_times"])
         backend = models.backend
         report["spoken_language"] = getattr(backend, "language", "en")
         detected = getattr(backend, "detected", None)
         report["language_detected"] = {"language": detected[0], "probability": detected[1]} if detected else None
+        if session.error:
+            report[m.WER_COMMITTED] = report[m.WER_SPOKEN] = None
+            return _finish(report, record_dir, out)
+        if entry and entry.get("word_times") and config.translate_from is None:
+            rescore_with_reference_times(report, entry["word_times"])
         if config.translate_from is not None:
             _score_translation(report, entry, speech_end_s(audio, models))
             return _finish(report, record_dir, out)
