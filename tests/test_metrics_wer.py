@@ -27,6 +27,12 @@ def test_contractions_hyphens_case_and_punctuation() -> None:
     assert wer("MR. SMITH", "Mister Smith.") == 0.0
 
 
+def test_an_ellipsis_or_a_lone_symbol_is_not_a_word() -> None:
+    # Whisper ends a hypothesis with "..." where the speaker trails off; its normalizer kept a "." for it
+    assert wer("slow", "Slow...") == 0.0
+    assert normalize_for_wer("So...? Wait… $ it costs $5, 50%.") == "so wait it costs $5 50%"
+
+
 def test_fillers_are_not_words() -> None:
     assert normalize_for_wer("Uh, so, um, yes") == "so yes"
 

@@ -28,9 +28,12 @@ def _english() -> object:
 
 
 def normalize_for_wer(text: str) -> str:
-    """The form both sides of a WER are compared in."""
+    """The form both sides of a WER are compared in. Whisper's normalizer leaves a trailing ellipsis as a token of its
+    own ("Slow..." gives "slow ."; "Wait…" gives "wait .."), which scored as a word nobody said: a token without a
+    letter or a digit is not a word."""
     text = _PARENTHESES.sub(" ", _TAGS.sub(" ", text or ""))
-    return " ".join(_english()(text).split())  # type: ignore[operator]
+    tokens = _english()(text).split()  # type: ignore[operator]
+    return " ".join(t for t in tokens if any(ch.isalnum() for ch in t))
 
 
 def wer(reference: str, hypothesis: str) -> float:
