@@ -78,3 +78,21 @@ def test_missing_model_is_a_clear_error(tmp_path: Path) -> None:
         (tmp_path / name).write_text("{}")
     with pytest.raises(AsrError, match="cannot load"):
         WhisperBackend(tmp_path)
+
+
+def test_a_short_utterance_repeated_into_the_padding_is_not_kept_on_the_audio(whisper, speech_manifest, speech_dir):
+    # "He was", cut from a real recording, with 1 s of near-silence before and 3 s after, decoded as the buffer grows
+    # in the second after the speaker stopped (when the streaming recognizer's hypotheses agree or not): Whisper
+    # tiny.en repeats it into the padding ("He was. He was. He was. ..."), and once the padding's words were dropped,
+    # what was left on the audio ("he was he") was no loop any more, and was committed
+    entry = next(e for e in speech_manifest if e["id"] == "librivox_ss_0880")
+    audio, rate = va.read_mono(speech_dir / entry["wav"])
+    (_, start, _), (_, _, end), (_, after, _) = entry["word_times"][:3]
+    utterance = audio[int((start - 0.05) * rate) : int((end + after) / 2 * rate)]
+    quiet = (np.random.default_rng(0).standard_normal(4 * rate) * 1e-3).astype(np.float32)
+    buffer = np.concatenate([quiet[:rate], utterance, quiet[rate:]])
+    speech_end = rate + utterance.size
+    ends = range(speech_end + rate // 5, speech_end + rate * 6 // 5, rate // 10)
+    decodes = [[w.key for w in whisper.transcribe(buffer[:n])] for n in ends]
+    # here every decode is "he was"; before, 4 of the 10 had more ("he was he", "he was he was")
+    assert sum(keys != ["he", "was"] for keys in decodes) <= 1, decodes

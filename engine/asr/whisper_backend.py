@@ -220,7 +220,10 @@ class WhisperBackend:
                           " ".join(w.text for w in segment_words))  # fmt: skip
                 continue
             words.extend(w for w in segment_words if w.text)
+        # A loop is cut before the padding's words are dropped: on a short utterance Whisper repeats it into the
+        # padding ("he was. He was. He was. ..."), and what is left on the audio ("he was he") is no loop any more.
+        words = cut_repetition([w for w in words if w.key])
         kept = [w for w in words if w.end_s <= duration + PADDING_MARGIN_S and w.start_s < duration - PADDING_MARGIN_S]
         if len(kept) < len(words):
             log.debug("dropped %d word(s) aligned into the padding", len(words) - len(kept))
-        return cut_repetition([w for w in kept if w.key])
+        return kept
