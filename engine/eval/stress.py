@@ -11,6 +11,9 @@ Conditions (every one seeded, so the set is the same each time it is made):
 - ``quiet``: scaled to −35 dBFS (RMS of the speech); ``clipped``: +12 dB over full scale, clipped;
 - ``white_10db``, ``babble_10db``: white noise, or four other recordings mixed (babble), at 10 dB SNR;
 - ``telephone``: 8 kHz telephone band (300–3400 Hz), back at 16 kHz;
+- ``short_phrases``: phrases of one to three words cut at word boundaries from the recordings with word times,
+  between pauses: someone saying short things one at a time, after which Whisper tends to say the phrase again into
+  the silence ("he was he");
 - ``silence_60s``, ``noise_60s``: nothing said (the reference is empty; any word spoken is an insertion).
 
 Word times of the manifest are kept where a condition does not move them (level, noise, band) and dropped where it
@@ -50,6 +53,10 @@ BABBLE_TALKERS = 4
 TELEPHONE_RATE = 8000
 TELEPHONE_LOW_HZ = 300.0
 EDGE_KEEP_S = 0.05  # of silence kept at each end of a recording in the joined speech
+SHORT_PHRASES = 24
+SHORT_MAX_WORDS = 3
+SHORT_PAUSE_S = 2.0  # of near-silence before each short phrase (and after the last)
+SHORT_QUIET_DBFS = -60.0
 
 
 class StressSetError(RuntimeError):
@@ -124,6 +131,34 @@ def tempo(audio: np.ndarray, factor: float) -> np.ndarray:
         return load_audio(dst)
 
 
+def short_phrases(entries: Sequence[dict], audio: dict[str, np.ndarray], rng: np.random.Generator,
+                  count: int = SHORT_PHRASES) -> tuple[np.ndarray, str, list[dict]] | None:  # fmt: skip
+    """``count`` phrases of 1..``SHORT_MAX_WORDS`` words, each after ``SHORT_PAUSE_S`` of near-silence; cut halfway
+    between a phrase's words and its neighbours (word times from forced alignment). Returns the audio, the words said
+    and the recordings cut from; None without word times."""
+    timed = [e for e in entries if e.get("word_times")]
+    if not timed:
+        return None
+    pause = int(SHORT_PAUSE_S * SAMPLE_RATE)
+    quiet_rms = 10 ** (SHORT_QUIET_DBFS / 20)
+    pieces: list[np.ndarray] = []
+    said: list[str] = []
+    for i in range(count):
+        entry = timed[i % len(timed)]
+        times, clean = entry["word_times"], audio[entry["id"]]
+        n = int(rng.integers(1, min(SHORT_MAX_WORDS, len(times)) + 1))
+        first = int(rng.integers(0, len(times) - n + 1))
+        start, end = max(times[first][1] - EDGE_KEEP_S, 0.0), times[first + n - 1][2] + EDGE_KEEP_S
+        if first > 0:
+            start = max(start, (times[first - 1][2] + times[first][1]) / 2)
+        if first + n < len(times):
+            end = min(end, (times[first + n - 1][2] + times[first + n][1]) / 2)
+        pieces += [quiet_rms * rng.standard_normal(pause), clean[int(start * SAMPLE_RATE) : int(end * SAMPLE_RATE)]]
+        said += [w[0] for w in times[first : first + n]]
+    pieces.append(quiet_rms * rng.standard_normal(pause))
+    return np.concatenate(pieces).astype(np.float32), " ".join(said), timed
+
+
 def build(manifest: Path, out_dir: Path, recordings: Sequence[str] | None = None, seed: int = 0) -> list[dict]:
     """Write the stress set into ``out_dir``; returns its manifest entries."""
     entries = load_manifest(manifest)
@@ -167,6 +202,14 @@ def build(manifest: Path, out_dir: Path, recordings: Sequence[str] | None = None
         }
         for condition, samples in variants.items():
             write(f"{condition}__{entry_id}", samples, entry["text"], condition, entry)
+    phrases = short_phrases(entries, audio, np.random.default_rng([seed, 1]))  # the other conditions' draws kept
+    if phrases is not None:
+        samples, text, sources = phrases
+        cut_from = {
+            "id": ",".join(e["id"] for e in sources),
+            "licence": "; ".join(sorted({e["licence"] for e in sources})),
+        }
+        write("short_phrases", samples, text, "short_phrases", cut_from)
     minute = 60 * SAMPLE_RATE
     write("silence_60s", np.zeros(minute, np.float32), "", "silence_60s", None)
     write("noise_60s", (0.03 * rng.standard_normal(minute)).astype(np.float32), "", "noise_60s", None)
