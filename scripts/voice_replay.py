@@ -47,7 +47,7 @@ from engine.tts.chunker import ChunkSizes  # noqa: E402
 from engine.tts.learned.cache import CachedVoice, VoiceWrapper  # noqa: E402
 from engine.tts.quality import whole_sentence_voice, word_distances_by_key  # noqa: E402
 from engine.tts.voice import TwoStageVoice  # noqa: E402
-from engine.tts.voice_split import FLOW_MARGIN, flow_window  # noqa: E402
+from engine.tts.voice_split import FLOW_MARGIN  # noqa: E402
 
 
 def say(line: str) -> None:
@@ -89,8 +89,7 @@ class ModelledVoice(VoiceWrapper):
 
     def latent_frames(self, prior: np.ndarray, start: int, stop: int) -> np.ndarray:
         out = self.voice.latent_frames(prior, start, stop)
-        first, last = flow_window(prior.shape[-1], start, stop)
-        self._charge(voice_cost.flow_s(last - first))
+        self._charge(voice_cost.flow_s(prior.shape[-1], start, stop))
         return out
 
     def stage2(self, latent: np.ndarray) -> np.ndarray:

@@ -36,7 +36,6 @@ def modelled_compute():
     of the suite once saw the trained policy's return 0.16 below the untrained one's)."""
     from engine.tts import voice_cost
     from engine.tts.learned.cache import CachedVoice
-    from engine.tts.voice_split import flow_window
 
     def charged(method, cost):  # noqa: ANN001, ANN202
         def call(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
@@ -47,17 +46,19 @@ def modelled_compute():
 
         return call
 
-    def flow(prior, start, stop) -> float:  # noqa: ANN001
-        first, last = flow_window(prior.shape[-1], start, stop)
-        return voice_cost.flow_s(last - first)
-
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(
             CachedVoice,
             "stage1_prior",
             charged(CachedVoice.stage1_prior, lambda ids, *_, **__: voice_cost.stage1_s(len(ids))),
         )
-        patch.setattr(CachedVoice, "latent_frames", charged(CachedVoice.latent_frames, flow))
+        patch.setattr(
+            CachedVoice,
+            "latent_frames",
+            charged(
+                CachedVoice.latent_frames, lambda prior, start, stop: voice_cost.flow_s(prior.shape[-1], start, stop)
+            ),
+        )
         patch.setattr(
             CachedVoice, "stage2", charged(CachedVoice.stage2, lambda latent: voice_cost.stage2_s(latent.shape[-1]))
         )

@@ -12,7 +12,7 @@ import queue
 import numpy as np
 
 from engine.audio.block import AudioBlock
-from engine.audio.devices import AudioDeviceError, device_label, device_stopped, sounddevice_module
+from engine.audio.devices import AudioDeviceError, device_label, device_stopped, sounddevice_module, stream_stopped
 from engine.audio.resample import StreamResampler
 
 log = logging.getLogger(__name__)
@@ -92,8 +92,7 @@ class Capture:
 
     def check(self) -> None:
         """Raise ``AudioDeviceError`` when the stream stopped by itself (the device went away)."""
-        stream = self._stream
-        if stream is not None and not stream.active:
+        if stream_stopped(self._stream):
             raise device_stopped(self.device, "input")
 
     def stop(self) -> None:

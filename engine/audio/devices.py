@@ -40,6 +40,11 @@ def device_label(device: int | str | None, direction: Direction) -> str:
     return f"the default {direction} device" if device is None else f"the {direction} device {device!r}"
 
 
+def stream_stopped(stream: object | None) -> bool:
+    """An open PortAudio stream that is no longer active: it stopped by itself (its device went away)."""
+    return stream is not None and not stream.active  # type: ignore[attr-defined]
+
+
 def device_stopped(device: int | str | None, direction: Direction) -> AudioDeviceError:
     """The error for a stream that stopped by itself: its device went away."""
     what = "stopped delivering audio" if direction == "input" else "stopped playing"

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.audio.devices import AudioDeviceError, device_label, device_stopped, sounddevice_module
+from engine.audio.devices import AudioDeviceError, device_label, device_stopped, sounddevice_module, stream_stopped
 from engine.audio.resample import StreamResampler
 from engine.audio.ringbuffer import RingBuffer
 
@@ -226,16 +226,14 @@ class Player:
             if deadline is not None and self._timer() > deadline:
                 return False
             time.sleep(0.02)
-            stream = self._stream
-            if stream is not None and not stream.active:
+            if stream_stopped(self._stream):
                 return False  # the device went away: what is queued will never play (``check`` says why)
         time.sleep(self.output_latency_s)  # the last block is still in the device's buffer
         return True
 
     def check(self) -> None:
         """Raise ``AudioDeviceError`` when the stream stopped by itself (the device went away)."""
-        stream = self._stream
-        if stream is not None and not stream.active:
+        if stream_stopped(self._stream):
             raise device_stopped(self.device, "output")
 
     def close(self) -> None:

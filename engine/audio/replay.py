@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from engine.audio.devices import AudioDeviceError, device_label, device_stopped, sounddevice_module
+from engine.audio.devices import AudioDeviceError, device_label, device_stopped, sounddevice_module, stream_stopped
 from engine.audio.player import negotiate_output_rate
 
 log = logging.getLogger(__name__)
@@ -112,8 +112,7 @@ class Replay:
     @property
     def finished(self) -> bool:
         """Everything played, or the device stopped playing (unplugged): ``error`` then says so."""
-        stream = self._stream
-        if not self._done.is_set() and stream is not None and not stream.active and not self._stop.is_set():
+        if not self._done.is_set() and stream_stopped(self._stream) and not self._stop.is_set():
             self.error = str(device_stopped(self.device, "output"))
             log.warning("replay stopped: %s", self.error)
             self._done.set()

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.tts.voice_split import flow_window
+
 STAGE1_IDS = ([20, 40, 80, 120, 160, 240, 340, 600], [0.0118, 0.0152, 0.0217, 0.0327, 0.0542, 0.0811, 0.149, 0.40])
 FLOW = (0.00221, 0.000158)  # seconds, + seconds per frame
 STAGE2_FRAMES = ([0, 24, 40, 80, 160, 320, 640], [0.002, 0.0171, 0.0279, 0.0565, 0.1323, 0.2754, 0.56])
@@ -19,8 +21,10 @@ def stage1_s(ids: int) -> float:
     return float(np.interp(ids, *STAGE1_IDS))
 
 
-def flow_s(frames: int) -> float:
-    return FLOW[0] + FLOW[1] * frames
+def flow_s(total: int, start: int, stop: int) -> float:
+    """The flow's call for the latent frames ``start:stop`` of a prior ``total`` frames long (it reads a margin)."""
+    first, last = flow_window(total, start, stop)
+    return FLOW[0] + FLOW[1] * (last - first)
 
 
 def stage2_s(frames: int) -> float:

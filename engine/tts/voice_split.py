@@ -46,7 +46,6 @@ LATENT_CHANNELS = 192
 # The flow's four couplings each stack four convolutions of kernel 5: 32 frames either side reach every frame that
 # changes a frame's latent (measured: 24 frames give 5e-6 of difference, 32 none).
 FLOW_MARGIN = 32
-
 SPLIT_FORMAT_VERSION = 2  # bump when the split changes, so old caches are rebuilt
 MANIFEST = "split.json"  # written last: hashes of the graphs
 
