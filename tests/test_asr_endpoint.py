@@ -1,4 +1,5 @@
-"""The streaming recognizer at a pause in the speech (``StreamConfig.endpoint_s``), on scripted hypotheses."""
+"""The streaming recognizer at a pause in the speech (``StreamConfig.endpoint_s``, ``StepResult.paused``), on scripted
+hypotheses."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pytest
 
 from engine.asr.backend import SAMPLE_RATE
 from engine.asr.commit import make_commit_policy
-from engine.asr.streaming import FINISH_TAIL_S, StreamConfig, StreamingRecognizer
+from engine.asr.streaming import FINISH_TAIL_S, PHRASE_END_QUIET_S, StreamConfig, StreamingRecognizer
 from engine.asr.vad import FRAME, FRAME_S
 from engine.asr.words import Word
 from engine.pipeline.config import ShadowConfig
@@ -61,6 +62,21 @@ class Reordering:
             last = words[-1]
             words[-1] = Word(f"{last.text}{'ab'[self.calls % 2]}", last.start_s, last.end_s)
         return words
+
+
+class Steady(Reordering):
+    """The words said so far, the same at every call: local agreement commits each on the step after it is heard.
+    ``early_end_s``: each word's end is given that much before its true end (Whisper's word ends often are)."""
+
+    def __init__(self, said: list[tuple[str, float, float]], early_end_s: float = 0.0) -> None:
+        super().__init__([(t, a, b - early_end_s) for t, a, b in said])
+
+    def transcribe(self, audio: np.ndarray, prompt: str | None = None) -> list[Word]:
+        self.calls += 1
+        assert self.recognizer is not None
+        offset = self.recognizer._offset_s
+        end = offset + audio.size / SAMPLE_RATE
+        return [Word(t, a - offset, b - offset) for t, a, b in self.said if a >= offset - 1e-6 and b <= end]
 
 
 def sentence(first: int, start_s: float, count: int) -> list[tuple[str, float, float]]:
@@ -136,3 +152,35 @@ def test_only_interpreting_ends_utterances_at_pauses() -> None:
     assert ShadowConfig(translate_from="es").endpoint_s == ShadowConfig().interpret_endpoint_s > 0
     with pytest.raises(ValueError, match="pause"):
         ShadowConfig(interpret_endpoint_s=0)
+
+
+@pytest.mark.parametrize("early_end_s", [0.0, 0.2])
+def test_each_step_says_whether_the_speaker_has_ended_a_phrase(early_end_s: float) -> None:
+    """``StepResult.paused`` lets the voice speak a sentence's first words, held for their lookahead, when none is
+    coming: the speaker has been quiet for ``PHRASE_END_QUIET_S`` and nothing is tentative. The quiet is read at the
+    end of the audio, so a last word whose end Whisper gives early (0.2 s here: the voice-activity detector still
+    hears it after that) changes nothing."""
+    phrases = [(0.2, 1.75), (4.0, 5.55)]  # w0..w3, a pause, w4..w7
+    backend = Steady(sentence(0, 0.2, 4) + sentence(4, 4.0, 4), early_end_s)
+    recognizer = StreamingRecognizer(backend, make_commit_policy("la2"), vad=IntervalVad(phrases))  # type: ignore[arg-type]
+    backend.recognizer = recognizer
+    paused_at, times = [], []
+    for now, step in feed(recognizer, 8.0):
+        times.append(now)
+        speaking = any(a < now < b + HANGOVER_S + PHRASE_END_QUIET_S for a, b in phrases)
+        if speaking or step.tentative or not recognizer.committed:
+            assert not step.paused, now
+        if step.paused:
+            paused_at.append(now)
+    for _, end in phrases:  # each phrase's end is found within two steps of the quiet the detector hears after it
+        quiet_from = end + HANGOVER_S + PHRASE_END_QUIET_S
+        assert [t for t in paused_at if quiet_from <= t <= quiet_from + 2 * STEP_S], end
+    last_end = phrases[-1][1] + HANGOVER_S + PHRASE_END_QUIET_S + 2 * STEP_S
+    assert [t for t in times if t >= last_end] == [t for t in paused_at if t >= last_end]  # and at every step after
+
+
+def test_no_pause_is_reported_before_anything_is_committed() -> None:
+    backend = Steady([])
+    recognizer = StreamingRecognizer(backend, make_commit_policy("la2"), vad=IntervalVad([]))  # type: ignore[arg-type]
+    backend.recognizer = recognizer
+    assert not any(s.paused for _, s in feed(recognizer, 2.0))

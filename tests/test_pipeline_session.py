@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -16,12 +17,15 @@ import webvtt
 from engine.audio.block import AudioBlock
 from engine.audio.devices import AudioDeviceError
 from engine.audio.io import load_audio
+from engine.clock import SimulatedClock
 from engine.metrics import names as m
 from engine.metrics.wer import normalize_for_wer, wer
+from engine.pipeline import session as session_module
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.recorder import INPUT_WAV, METRICS, OUTPUT_WAV, REPORT, TRANSCRIPT
 from engine.pipeline.session import SessionListener, ShadowSession, State
 from engine.pipeline.shadow import shadow_file
+from engine.tts.worker import MAX_WAIT_S
 
 SHORT = "ls_61-70968-0000"
 
@@ -44,6 +48,29 @@ def test_underruns_of_a_voice_too_slow_to_keep_up_are_late_compute(shadow_models
     assert report[m.UNDERRUNS] >= 1  # 5 on the 2-core AMD EPYC VM
     assert report["underruns_short_notice"] < report[m.UNDERRUNS] / 2
     assert report["underruns_forced"] <= report["forced_words"]
+
+
+@pytest.mark.parametrize(("name", "words_before"), [("librivox_ss_0880", 3), ("librivox_ss_0890", 3)])
+def test_a_sentence_start_followed_by_a_pause_is_spoken_before_the_speaker_goes_on(
+    shadow_models, speech_manifest, speech_dir, monkeypatch, name: str, words_before: int
+) -> None:
+    """A sentence's first words ("He was not", "Unless to be"), 3 s of silence, then the rest. The recognizer writes no
+    sentence end there, and the first chunk of a sentence waits for its lookahead: those words waited up to
+    ``MAX_WAIT_S`` (2.4-2.7 s after their commit, into the next phrase). Once the recognizer hears the pause they
+    are spoken. Compute is free on this clock, so every run takes the same steps."""
+    monkeypatch.setattr(session_module, "SimulatedClock", functools.partial(SimulatedClock, timer=lambda: 0.0))
+    item = _entry(speech_manifest, name)
+    times = item["word_times"]
+    audio = load_audio(speech_dir / item["wav"])
+    cut = int((times[words_before - 1][2] + times[words_before][1]) / 2 * 16000)
+    audio = np.concatenate([audio[:cut], np.zeros(3 * 16000, np.float32), audio[cut:]])
+    report = ShadowSession(ShadowConfig(), shadow_models).run_file(audio).report()
+    before = [w for w in report["words"] if w["source_end_s"] < cut / 16000 + 0.3]
+    assert [normalize_for_wer(w["text"]) for w in before] == [t[0] for t in times[:words_before]]
+    assert not any(w["text"].endswith((".", "?", "!")) for w in before)  # else the voice never waited
+    for word in before:
+        assert word["ready_s"] - word["commit_s"] < MAX_WAIT_S / 2, word  # 0.0-0.9 s
+        assert word["speak_end_s"] < cut / 16000 + 3.0  # before the speaker goes on
 
 
 def test_file_session_speaks_every_committed_word(shadow_models, speech_manifest, speech_dir, tmp_path) -> None:

@@ -14,7 +14,7 @@ from engine.tts.chunker import ChunkSizes
 from engine.tts.policies import make_policy
 from engine.tts.synthesizer import IncrementalSynthesizer
 from engine.tts.voice import TwoStageVoice
-from engine.tts.worker import SynthesisWorker
+from engine.tts.worker import MAX_WAIT_S, SynthesisWorker
 from tests import virtual_audio as va
 
 pytestmark = [pytest.mark.audio, pytest.mark.slow]
@@ -194,3 +194,46 @@ def test_a_voice_restarted_by_a_command_makes_the_next_tentative_words_ahead(voi
     worker.close()
     assert pieces[1].speculated and [w.text for w in pieces[1].words][:1] == ["represents"]
     assert [w.text for p in pieces for w in p.words] == ["This", "experience", "represents", "a"]
+
+
+def test_words_held_at_a_sentence_start_are_spoken_once_the_speaker_pauses(voice: TwoStageVoice) -> None:
+    """A phrase said on its own ("Dashwood head", then silence): its words wait for their lookahead at a sentence's
+    start, as they should while more may come, but not once the recognizer says the speaker paused after them. They
+    waited up to ``MAX_WAIT_S`` (2.5 s) for words that were not coming."""
+    ready: list[tuple[float | None, list[str]]] = []
+    worker = SynthesisWorker(
+        IncrementalSynthesizer(voice, make_policy("lookahead-1")),
+        lambda p: ready.append((worker.piece_time(), [w.text for w in p.words])),
+        clock=SimulatedClock(), audio_in_hand=lambda now: 0.0, hurry_below_s=1.0,
+    )  # fmt: skip
+    worker.feed(["Dashwood", "head"], at_s=0.0)
+    worker.tick(at_s=0.3)  # the next step: the speaker may still go on
+    assert worker.wait_idle(60)
+    assert ready == []  # waiting for the lookahead
+    worker.tick(at_s=0.6, paused=True)
+    assert worker.wait_idle(60)
+    worker.close()
+    assert [w for _, words in ready for w in words] == ["Dashwood", "head"]
+    assert all(t is not None and 0.6 <= t < MAX_WAIT_S for t, _ in ready)  # not the bound: the pause
+
+
+def test_a_pause_later_in_a_sentence_changes_nothing(voice: TwoStageVoice) -> None:
+    """Past a sentence's first piece a voice running low speaks its words anyway, and after a comma it waits for a
+    whole phrase chunk rather than make a short piece that leaves a gap (``URGENT_FRACTION``): the speaker's pause
+    is no reason to do otherwise."""
+    words = TEXT.split()
+    made = {}
+    for paused in (False, True):
+        pieces: list = []
+        worker = SynthesisWorker(
+            IncrementalSynthesizer(voice, make_policy("lookahead-1")), pieces.append,
+            audio_in_hand=lambda now: 0.7, hurry_below_s=1.0,  # low, not urgent
+        )  # fmt: skip
+        worker.feed(words[:11], hint=words[11:12])  # "The player ... it is ready," + "without"
+        worker.feed(words[11:13], paused=paused)  # "without a", and the speaker pauses after "a"
+        worker.tick(paused=paused)
+        assert worker.wait_idle(60)
+        worker.close()
+        made[paused] = [[w.text for w in p.words] for p in pieces]
+    assert made[True] == made[False]
+    assert made[True][0][0] == "The"  # the sentence had started

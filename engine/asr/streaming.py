@@ -42,6 +42,10 @@ SENTENCE_END = (".", "?", "!")
 OFFLINE_FORCE_FRACTION = 0.8
 OFFLINE_MARGIN_S = 2.0
 PAUSE_S = 0.3  # a silence this long between two words is a pause (a phrase boundary for the voice)
+# Quiet this long at the end of the audio, with nothing tentative, ends the phrase of the last committed word
+# (``StepResult.paused``). Longer than ``PAUSE_S``: a sentence's first words spoken at a hesitation would restart a
+# voice that runs dry again as soon as the speaker goes on.
+PHRASE_END_QUIET_S = 2 * PAUSE_S
 TRIM_MARGIN_S = 0.05  # a cut after a committed word leaves this much of the silence after it in the buffer
 MIN_CUT_S = 0.5  # a trim that would cut less than this looks for a later place
 # At a pause the hypothesis must reach this close to the end of the speech before the buffer is cut there: a decoder
@@ -77,6 +81,9 @@ class StepResult:
     at_pause: int = 0  # words committed at a pause in the speech (``endpoint_s``) before the policy agreed on them
     unspoken: int = 0  # hypothesis words dropped as not said (outside speech, or a phrase Whisper writes on silence)
     failed_decode: bool = False  # the recognizer's decode (or part of it) was too unsure to use (``WhisperBackend``)
+    # the speaker has been quiet for ``PHRASE_END_QUIET_S`` and nothing they said is still tentative: no word is
+    # coming soon after the last committed one (its ``pause_after`` is read when it is committed, often too early)
+    paused: bool = False
 
 
 @dataclass(frozen=True)
@@ -220,6 +227,7 @@ class StreamingRecognizer:
         if not self._has_speech():
             self._drop_quiet()
             result.tentative = list(self._tail)
+            result.paused = self._paused()
             return result
         result.recognized = True
         endpoint = self._endpoint()
@@ -231,6 +239,7 @@ class StreamingRecognizer:
             # usable hypothesis, whose words stay tentative (an empty one would reset local agreement, and the trim
             # would take it for a decoder that gave up).
             result.tentative = list(self._tail)
+            result.paused = self._paused()
             self._trim()
             return result
         tail = self._new_words(hypothesis)
@@ -260,6 +269,7 @@ class StreamingRecognizer:
         result.committed = self._commit(tail[:n], now_s, tail[n:], forced=result.forced, paused=endpoint is not None)
         self._tail = tail[n:]
         result.tentative = list(self._tail)
+        result.paused = self._paused()
         if endpoint is not None:
             # What is left is the pause. Decoded again and again, Whisper would fill it with words nobody said
             # ("Thank you.", "Yes!"); cut, the buffer holds no speech, so nothing is decoded until the speaker goes on.
@@ -275,10 +285,9 @@ class StreamingRecognizer:
         endpoint_s = self.config.endpoint_s
         if endpoint_s is None or self.vad is None or self._incremental or not self.policy.streaming:
             return None
-        speech = np.flatnonzero(self._speech)
-        if not speech.size:
+        speech_end = self._speech_end()
+        if speech_end is None:
             return None
-        speech_end = self._speech_start + (int(speech[-1]) + 1) * FRAME - self._start
         if (self._buffer.size - speech_end) / SAMPLE_RATE < endpoint_s:
             return None
         return min(speech_end + int(FINISH_TAIL_S * SAMPLE_RATE), self._buffer.size)
@@ -321,10 +330,10 @@ class StreamingRecognizer:
 
     def _drop_trailing_quiet(self) -> None:
         """Before the last decode: end the buffer ``FINISH_TAIL_S`` after the last speech the detector heard."""
-        if self.vad is None or self._incremental or not self._speech.any():
+        speech_end = self._speech_end()
+        if self._incremental or speech_end is None:
             return
-        speech_end = self._speech_start + (int(np.flatnonzero(self._speech)[-1]) + 1) * FRAME
-        end = speech_end + int(FINISH_TAIL_S * SAMPLE_RATE) - self._start
+        end = speech_end + int(FINISH_TAIL_S * SAMPLE_RATE)
         if 0 < end < self._buffer.size:
             log.debug("last decode ends %.2f s after the speech (%.2f s of quiet left out)", FINISH_TAIL_S,
                       (self._buffer.size - end) / SAMPLE_RATE)  # fmt: skip
@@ -353,6 +362,26 @@ class StreamingRecognizer:
         if committed:
             self._last_committed_end = max(self._last_committed_end, committed[-1].end_s)
         return committed
+
+    def _speech_end(self) -> int | None:
+        """The buffer's sample index just after the last frame the voice-activity detector heard speech in (None
+        without a detector or without speech)."""
+        if self.vad is None:
+            return None
+        speech = np.flatnonzero(self._speech)
+        if not speech.size:
+            return None
+        return self._speech_start + (int(speech[-1]) + 1) * FRAME - self._start
+
+    def _paused(self) -> bool:
+        """``StepResult.paused``. The quiet is read at the end of the audio, not from the last word's end: Whisper's
+        word ends may fall well before the end of the speech, and a tentative word heard seconds later may be timed
+        right after it."""
+        if not self._committed or self._tail or self.vad is None:
+            return False
+        speech_end = self._speech_end()
+        quiet = self._buffer.size - (speech_end if speech_end is not None else 0)
+        return quiet >= PHRASE_END_QUIET_S * SAMPLE_RATE
 
     def _drop_quiet(self) -> None:
         """Nothing but silence or noise in the buffer: keep only its last moments (speech may be starting)."""

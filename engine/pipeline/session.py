@@ -480,10 +480,10 @@ class ShadowSession:
         hint = [w.text for w in step.tentative] if self.config.tentative_lookahead else []
         if (records or hint != self._last_hint) and self._worker is not None:
             at = records[-1].commit_s if records else step.at_s
-            self._worker.feed(tokens, at_s=at, hint=hint)
+            self._worker.feed(tokens, at_s=at, hint=hint, paused=step.paused)
             self._last_hint = hint
         elif self._worker is not None:
-            self._worker.tick(at_s=step.at_s)
+            self._worker.tick(at_s=step.at_s, paused=step.paused)
         self.listener.on_tentative([w.text for w in step.tentative])
         self.trimmer.maybe_trim()
 

@@ -150,6 +150,11 @@ class IncrementalSynthesizer:
         return self._advance(hurry=True, sentence_start=sentence_start)
 
     @property
+    def sentence_started(self) -> bool:
+        """A piece of the current sentence has been made (its first chunk no longer waits for its lookahead)."""
+        return self._sentence.next_chunk > 0
+
+    @property
     def unspoken_words(self) -> int:
         """Fed words of the current sentence that no piece holds yet."""
         return len(self._sentence.words) - self._sentence.spoken_words

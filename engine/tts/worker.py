@@ -34,6 +34,7 @@ class _Command:
     words: tuple[str, ...] = ()
     at_s: float | None = None  # when the command arrived, on the worker's clock
     hint: tuple[str, ...] | None = None  # words likely to follow (lookahead context only)
+    paused: bool = False  # the speaker paused after the last word fed (so far)
 
 
 class SynthesisWorker:
@@ -94,15 +95,22 @@ class SynthesisWorker:
         self._thread = threading.Thread(target=self._run, name="tts-worker", daemon=True)
         self._thread.start()
 
-    def feed(self, words: Sequence[str] | str, at_s: float | None = None, hint: Sequence[str] | None = None) -> None:
-        """Queue words (and a new ``hint``, see ``IncrementalSynthesizer.feed``)."""
+    def feed(
+        self,
+        words: Sequence[str] | str,
+        at_s: float | None = None,
+        hint: Sequence[str] | None = None,
+        paused: bool = False,
+    ) -> None:
+        """Queue words (and a new ``hint``, see ``IncrementalSynthesizer.feed``). ``paused``: the speaker paused after
+        the last word fed (``StepResult.paused``), so a sentence's first words need not wait for their lookahead."""
         words = (words,) if isinstance(words, str) else tuple(words)
-        self._put(_Command("feed", words, at_s, tuple(hint) if hint is not None else None))
+        self._put(_Command("feed", words, at_s, tuple(hint) if hint is not None else None, paused))
 
-    def tick(self, at_s: float | None = None) -> None:
+    def tick(self, at_s: float | None = None, paused: bool = False) -> None:
         """Nothing new: a chance to hurry if the voice is about to run out (does nothing without ``audio_in_hand``)."""
         if self.driver is not None or (self._audio_in_hand is not None and self.hurry_below_s > 0):
-            self._put(_Command("tick", at_s=at_s))
+            self._put(_Command("tick", at_s=at_s, paused=paused))
 
     def end_sentence(self, at_s: float | None = None) -> None:
         self._put(_Command("end_sentence", at_s=at_s))
@@ -194,7 +202,11 @@ class SynthesisWorker:
             made = []
             if command.kind == "feed" and command.words and self._waiting_since is None:
                 self._waiting_since = command.at_s
-            overdue = self._waited_too_long()
+            # A sentence's first words wait for their lookahead even when the voice is silent (the silence before a
+            # sentence is a pause). Once the speaker has paused after them (a phrase said on its own, "one, two"),
+            # they are spoken as words that waited too long are: the lookahead may be seconds away. Later in a
+            # sentence a voice running low speaks its words anyway, and after a comma it waits for a phrase chunk.
+            overdue = self._waited_too_long() or (command.paused and not synthesizer.sentence_started)
             synthesizer.overdue = overdue
             synthesizer.resuming = self._silent()
             synthesizer.urgent = overdue or (self.short_pieces and self._urgent())
