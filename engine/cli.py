@@ -108,12 +108,14 @@ def _run_speak(args: argparse.Namespace) -> int:
         )
     if report[metric_names.GEN_S]:
         balance = report[metric_names.TIME_BALANCE]
+        # the time balance is defined from the second piece on (METRICS.md)
+        balance_text = f"min time balance {min(balance):.3f} s" if balance else "one piece, no time balance"
         print(
-            f"{len(report['pieces'])} pieces, {sum(report[metric_names.AUDIO_S]):.2f} s of audio; "
+            f"{len(report['pieces'])} piece{'' if len(report['pieces']) == 1 else 's'}, "
+            f"{sum(report[metric_names.AUDIO_S]):.2f} s of audio; "
             f"first audio after {report[metric_names.FIRST_AUDIO_S]:.3f} s; "
             f"compute ratio median {report[metric_names.COMPUTE_RATIO]['median']:.3f}; "
-            f"min time balance {min(balance) if balance else float('nan'):.3f} s; "
-            f"underruns {report[metric_names.UNDERRUNS]}"
+            f"{balance_text}; underruns {report[metric_names.UNDERRUNS]}"
         )
     return EXIT_OK
 

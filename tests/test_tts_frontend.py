@@ -58,6 +58,18 @@ def test_empty_and_emoji_only_input_give_no_units(frontend: FrontEnd) -> None:
     assert frontend.units(split_words("🙂 hello 🎉")) == frontend.units(["hello"])
 
 
+def test_punctuation_alone_at_a_sentence_start_is_not_read_aloud(frontend: FrontEnd) -> None:
+    """espeak reads "!" alone as "exclamation" and "***" as three asterisks; after a word it reads them as
+    punctuation. Such words join the next word's unit, silent, and nothing else changes."""
+    bye = frontend.units(["bye"])
+    for lead in ("!!!", "!", "***", "..."):
+        (unit,) = frontend.units([lead, "bye"])
+        assert unit.words == (lead, "bye") and unit.phonemes == bye[0].phonemes, lead
+        assert frontend.units([lead]) == []
+    assert frontend.units(["wow", "!!!"])[0].phonemes == frontend.units(["wow!!!"])[0].phonemes  # after a word
+    assert frontend.units(["¿Qué?"])[0].n_phonemes > 0  # a word with punctuation in it is a word
+
+
 def test_very_long_token_is_cut(frontend: FrontEnd) -> None:
     words = split_words("a" * 500 + " end")
     assert len(words[0]) <= 48

@@ -129,7 +129,8 @@ class FrontEnd:
         words = [w for w in words if w]
         if not words:
             return []
-        full = self.phonemize(" ".join(words))
+        said = _silence_leading_punctuation(words)
+        full = self.phonemize(" ".join(said))
         starts = self._group_starts(full)
         total = len(starts)
         if total == 0:
@@ -138,7 +139,7 @@ class FrontEnd:
         boundaries = []
         previous = 0
         for i in range(len(words)):
-            count = len(self._group_starts(self.phonemize(" ".join(words[: i + 1])))) if i < len(words) - 1 else total
+            count = len(self._group_starts(self.phonemize(" ".join(said[: i + 1])))) if i < len(words) - 1 else total
             previous = min(max(count, previous), total)
             boundaries.append(previous)
 
@@ -161,6 +162,18 @@ class FrontEnd:
 
     def _make(self, words: Sequence[str], first: int, stop: int, phonemes: Sequence[str]) -> Unit:
         return Unit(tuple(words[first:stop]), first, tuple(phonemes), self.ids_of(phonemes))
+
+
+def _silence_leading_punctuation(words: Sequence[str]) -> list[str]:
+    """``words`` as espeak is given them: punctuation alone before a sentence's first word is read aloud ("!" is
+    "exclamation", "***" three asterisks), so it is given as "-", which espeak leaves silent there. The unit keeps the
+    word as it was."""
+    said = list(words)
+    for i, word in enumerate(said):
+        if not all(unicodedata.category(ch).startswith("P") for ch in word):
+            break
+        said[i] = "-"
+    return said
 
 
 _SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*$")
