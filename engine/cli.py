@@ -110,9 +110,9 @@ def _run_speak(args: argparse.Namespace) -> int:
         balance = report[metric_names.TIME_BALANCE]
         # the time balance is defined from the second piece on (METRICS.md)
         balance_text = f"min time balance {min(balance):.3f} s" if balance else "one piece, no time balance"
+        pieces = len(report["pieces"])
         print(
-            f"{len(report['pieces'])} piece{'' if len(report['pieces']) == 1 else 's'}, "
-            f"{sum(report[metric_names.AUDIO_S]):.2f} s of audio; "
+            f"{pieces} piece{'' if pieces == 1 else 's'}, {sum(report[metric_names.AUDIO_S]):.2f} s of audio; "
             f"first audio after {report[metric_names.FIRST_AUDIO_S]:.3f} s; "
             f"compute ratio median {report[metric_names.COMPUTE_RATIO]['median']:.3f}; "
             f"{balance_text}; underruns {report[metric_names.UNDERRUNS]}"

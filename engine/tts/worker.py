@@ -34,7 +34,7 @@ class _Command:
     words: tuple[str, ...] = ()
     at_s: float | None = None  # when the command arrived, on the worker's clock
     hint: tuple[str, ...] | None = None  # words likely to follow (lookahead context only)
-    paused: bool = False  # the speaker paused after the last word fed (so far)
+    paused: bool = False  # the speaker has ended the phrase of the last word fed (``StepResult.paused``)
 
 
 class SynthesisWorker:
@@ -102,8 +102,9 @@ class SynthesisWorker:
         hint: Sequence[str] | None = None,
         paused: bool = False,
     ) -> None:
-        """Queue words (and a new ``hint``, see ``IncrementalSynthesizer.feed``). ``paused``: the speaker paused after
-        the last word fed (``StepResult.paused``), so a sentence's first words need not wait for their lookahead."""
+        """Queue words (and a new ``hint``, see ``IncrementalSynthesizer.feed``). ``paused``: the speaker has ended
+        the phrase of the last word fed (``StepResult.paused``), so a sentence's first words need not wait for their
+        lookahead."""
         words = (words,) if isinstance(words, str) else tuple(words)
         self._put(_Command("feed", words, at_s, tuple(hint) if hint is not None else None, paused))
 
