@@ -423,6 +423,10 @@ def _run_bench(args: argparse.Namespace) -> int:
         return _fail("--cpu-slowdown is for bench shadow and bench interpret", EXIT_USAGE)
     if args.stage != "shadow" and (args.model or args.preset or args.policies):
         return _fail("--model, --preset and --policies are for bench shadow", EXIT_USAGE)
+    if args.repeat != 1 and args.stage not in ("shadow", "interpret"):
+        return _fail("--repeat is for bench shadow and bench interpret", EXIT_USAGE)
+    if args.repeat < 1:
+        return _fail(f"--repeat must be at least 1, not {args.repeat}", EXIT_USAGE)
     if args.stage == "interpret":
         from engine import paths
         from engine.pipeline import bench_interpret
@@ -434,12 +438,12 @@ def _run_bench(args: argparse.Namespace) -> int:
             return _fail(f"manifest not found: {manifest} (give one with --manifest)", EXIT_USAGE)
         try:
             config = replace(_slowdown_config(args.cpu_slowdown), translate_from="auto")
-            report = bench_interpret.run_bench(manifest, config=config, progress=progress)
+            report = bench_interpret.run_bench(manifest, config=config, progress=progress, repeat=args.repeat)
         except ValueError as exc:
             return _fail(str(exc), EXIT_USAGE)
         except ImportError as exc:
             return _fail(f"bench interpret needs the developer install (scripts/setup): {exc}")
-        print(bench_interpret.format_table(report))
+        print(bench_interpret.format_repeated(report) if "repeats" in report else bench_interpret.format_table(report))
     elif args.stage in ("shadow", "asr"):
         if args.stage == "shadow":
             from engine.pipeline import bench as stage_bench
@@ -474,12 +478,12 @@ def _run_bench(args: argparse.Namespace) -> int:
                         run_config = replace(run_config, **tts_config(policy)) if policy else run_config
                         parts = (name if len(names) > 1 else None, item and item.key, policy)
                         label = " · ".join(x for x in parts if x)
-                        reports[label or TINY_EN] = stage_bench.run_bench(manifest, config=run_config,
-                                                                          progress=progress)  # fmt: skip
+                        reports[label or TINY_EN] = stage_bench.run_repeated(manifest, args.repeat, run_config,
+                                                                             progress)  # fmt: skip
             for label, one in reports.items():
                 if len(reports) > 1:
                     print(f"{label}:")
-                print(stage_bench.format_table(one))
+                print(stage_bench.format_repeated(one) if "repeats" in one else stage_bench.format_table(one))
             runs = "models" if len(presets) <= 1 and len(policies) <= 1 else "runs"
             report = next(iter(reports.values())) if len(reports) == 1 else {"bench": "shadow", runs: reports}
         else:
@@ -571,6 +575,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--policies", metavar="POLICIES",
                        help="shadow: voice policies compared in one run, e.g. lookahead-1,learned (full, naive, "
                             "lookahead-K, wait-K-steps, learned)")  # fmt: skip
+    bench.add_argument("--repeat", type=int, default=1, metavar="N",
+                       help="shadow, interpret: run N times and give each figure's median and range over the runs; "
+                            "one run can differ from the next by several underruns (1)")  # fmt: skip
     _add_cpu_slowdown(bench)
     bench.set_defaults(func=_run_bench)
 

@@ -10,6 +10,7 @@ from engine.asr.bench import LONG_RECORDING, load_manifest
 from engine.eval.runner import aggregate_reports
 from engine.metrics import machine_info
 from engine.metrics import names as m
+from engine.metrics.repeats import Figure, format_summary, repeated_report, summarize
 from engine.metrics.wer import word_errors
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.models import Models
@@ -52,6 +53,66 @@ def run_bench(
         "by_condition": by_condition,
         "per_recording": {e["id"]: _recording_figures(e, r) for e, r in zip(entries, reports, strict=True)},
     }  # fmt: skip
+
+
+def run_repeated(
+    manifest: Path,
+    repeat: int,
+    config: ShadowConfig | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict:
+    """``run_bench`` ``repeat`` times with the models loaded once; a single run's report when ``repeat`` is 1."""
+    if repeat < 1:
+        raise ValueError(f"repeat must be at least 1, not {repeat}")
+    config = config or ShadowConfig()
+    models = Models.load(config)
+    if repeat == 1:
+        return run_bench(manifest, config, progress, models)
+    reports = []
+    for run in range(1, repeat + 1):
+        tagged = (lambda text, run=run: progress(f"run {run}/{repeat}: {text}")) if progress else None
+        reports.append(run_bench(manifest, config, tagged, models))
+    return repeated_report(reports, summarize(reports, SHADOW_FIGURES))
+
+
+def _default(report: dict, key: str, part: str | None = None) -> float | int | None:
+    value = report["results"]["default"][key]
+    return value if part is None else value[part]
+
+
+def _highest_recording_median(report: dict) -> float | None:
+    medians = [v[m.EAR_VOICE_LAG_S]["median"] for v in report["per_recording"].values() if v[m.EAR_VOICE_LAG_S]["n"]]
+    return max(medians, default=None)
+
+
+def _spoken_ratio_max(report: dict) -> float | None:
+    ratios = [v["spoken_ratio"] for v in report["per_recording"].values() if v["spoken_ratio"] is not None]
+    return max(ratios, default=None)
+
+
+SHADOW_FIGURES = (
+    Figure("ear_voice_lag_s.median", lambda r: _default(r, m.EAR_VOICE_LAG_S, "median"), " s"),
+    Figure("ear_voice_lag_s.p90", lambda r: _default(r, m.EAR_VOICE_LAG_S, "p90"), " s"),
+    Figure("ear_voice_lag_s.max", lambda r: _default(r, m.EAR_VOICE_LAG_S, "max"), " s"),
+    Figure("highest_recording_median_lag_s", _highest_recording_median, " s"),
+    Figure(m.UNDERRUNS, lambda r: _default(r, m.UNDERRUNS), count=True),
+    Figure("commit_latency_s.median", lambda r: _default(r, m.COMMIT_LATENCY_S, "median"), " s"),
+    Figure(m.WER_COMMITTED, lambda r: _default(r, m.WER_COMMITTED), digits=3),
+    Figure(m.WER_SPOKEN, lambda r: _default(r, m.WER_SPOKEN), digits=3),
+    Figure("spoken_ratio.max", _spoken_ratio_max),
+    Figure("lag_drift_s.long_passage", lambda r: _default(r, m.LAG_DRIFT_S).get(LONG_RECORDING), " s/min", 3),
+)
+
+
+def format_repeated(report: dict) -> str:
+    """Every run's table, then each headline figure's median and range over the runs."""
+    runs = report["repeats"]
+    lines = []
+    for number, run in enumerate(runs, 1):
+        lines += [f"run {number}/{len(runs)}:", format_table(run)]
+    lines.append(f"over {len(runs)} runs, median (min-max):")
+    lines += ["  " + line for line in format_summary(report["over_runs"], SHADOW_FIGURES)]
+    return "\n".join(lines)
 
 
 def _recording_figures(entry: dict, report: dict) -> dict:

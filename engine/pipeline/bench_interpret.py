@@ -18,6 +18,7 @@ from engine.asr.offline import transcribe_long
 from engine.audio.io import load_audio
 from engine.metrics import machine_info
 from engine.metrics import names as m
+from engine.metrics.repeats import Figure, format_summary, repeated_report, summarize
 from engine.metrics.translation import bleu, chrf
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.models import Models
@@ -92,11 +93,36 @@ def run_bench(
     policies: tuple[str, ...] = POLICIES,
     config: ShadowConfig | None = None,
     progress: Callable[[str], None] | None = None,
+    repeat: int = 1,
 ) -> dict:
+    """Each policy on every recording, ``repeat`` times with the models loaded and the offline translations made once;
+    a single run's report when ``repeat`` is 1, else every run's report and each policy's figures over the runs."""
+    if repeat < 1:
+        raise ValueError(f"repeat must be at least 1, not {repeat}")
     entries = translation_entries(manifest)
     base = config or ShadowConfig(translate_from=entries[0]["lang"])
     models = Models.load(base)
     offline = offline_translations(models.backend, entries, progress)
+    reports = []
+    for run in range(1, repeat + 1):
+        tag = f"run {run}/{repeat}: " if repeat > 1 else ""
+        tagged = (lambda text, tag=tag: progress(tag + text)) if progress else None
+        reports.append(_one_run(manifest, entries, policies, base, models, offline, tagged))
+    if repeat == 1:
+        return reports[0]
+    over = {policy: summarize([r["results"][policy] for r in reports], INTERPRET_FIGURES) for policy in policies}
+    return repeated_report(reports, over)
+
+
+def _one_run(
+    manifest: Path,
+    entries: list[dict],
+    policies: tuple[str, ...],
+    base: ShadowConfig,
+    models: Models,
+    offline: list[str],
+    progress: Callable[[str], None] | None,
+) -> dict:
     results: dict[str, dict] = {}
     per_recording: dict[str, dict] = {}
     for policy in policies:
@@ -122,6 +148,33 @@ def run_bench(
         "results": results,
         "per_recording": per_recording,
     }  # fmt: skip
+
+
+INTERPRET_FIGURES = (
+    Figure(m.BLEU, lambda r: r[m.BLEU], digits=1),
+    Figure(m.BLEU_OFFLINE, lambda r: r[m.BLEU_OFFLINE], digits=1),
+    Figure(m.CHRF, lambda r: r[m.CHRF], digits=1),
+    Figure(m.AL_S, lambda r: r[m.AL_S], " s"),
+    Figure(m.AL_CA_S, lambda r: r[m.AL_CA_S], " s"),
+    Figure(m.END_OFFSET_S, lambda r: r[m.END_OFFSET_S], " s"),
+    Figure(m.EAR_VOICE_LAG_S, lambda r: r[m.EAR_VOICE_LAG_S], " s"),
+    Figure(m.UNDERRUNS, lambda r: r[m.UNDERRUNS], count=True),
+    Figure("behind_s", lambda r: r["behind_s"], " s"),
+    Figure(m.RTF_ASR, lambda r: r[m.RTF_ASR]),
+    Figure("non_english_words", lambda r: r["non_english_words"], count=True),
+)
+
+
+def format_repeated(report: dict) -> str:
+    """Every run's table, then each policy's headline figures over the runs (median, range)."""
+    runs = report["repeats"]
+    lines = []
+    for number, run in enumerate(runs, 1):
+        lines += [f"run {number}/{len(runs)}:", format_table(run), ""]
+    for policy, over in report["over_runs"].items():
+        lines.append(f"{policy} over {len(runs)} runs, median (min-max):")
+        lines += ["  " + line for line in format_summary(over, INTERPRET_FIGURES)]
+    return "\n".join(lines)
 
 
 def _fmt(value: float | None, unit: str = "", digits: int = 2) -> str:
