@@ -20,8 +20,8 @@ def test_figures_over_runs_give_every_run_the_median_and_the_range() -> None:
     assert summary["lag"] == {"runs": [2.0, 1.9, 2.3, None], "median": 2.0, "min": 1.9, "max": 2.3}
     assert summary[m.UNDERRUNS] == {"runs": [7, 0, 2, 1], "median": 1.5, "min": 0, "max": 7}
     assert format_summary(summary, figures) == [
-        "lag 2.00 s (1.90-2.30 s)",
-        "underruns 1.50 (0-7; per run 7, 0, 2, 1)",
+        "lag 2.00 s (1.90 to 2.30 s)",
+        "underruns 1.50 (0 to 7; per run 7, 0, 2, 1)",
     ]
     assert over_runs([None, None]) == {"runs": [None, None], "median": None, "min": None, "max": None}
     assert format_summary({"lag": over_runs([None])}, figures[:1]) == ["lag -"]
@@ -58,7 +58,7 @@ def test_bench_shadow_repeated_keeps_every_run_and_their_median(
     assert over["ear_voice_lag_s.median"]["median"] == pytest.approx(statistics.median(lag["median"] for lag in lags))
     assert over[m.UNDERRUNS]["runs"] == [run["results"]["default"][m.UNDERRUNS] for run in report["repeats"]]
     assert 0 <= over[m.WER_COMMITTED]["min"] <= over[m.WER_COMMITTED]["median"] <= over[m.WER_COMMITTED]["max"] < 0.5
-    assert lines.count("run 1/3:") == 1 and "run 3/3:" in lines and "over 3 runs, median (min-max):" in lines
+    assert lines.count("run 1/3:") == 1 and "run 3/3:" in lines and "over 3 runs, median (min to max):" in lines
     assert any(line.startswith("  underruns ") and "per run" in line for line in lines)
 
 
@@ -87,4 +87,4 @@ def test_bench_interpret_repeated_translates_offline_once_and_keeps_every_run(
     assert over[m.BLEU_OFFLINE]["min"] == over[m.BLEU_OFFLINE]["max"] > 0  # translated once, so the same in every run
     assert over[m.END_OFFSET_S]["median"] is not None and over[m.END_OFFSET_S]["median"] < 10
     text = bench_interpret.format_repeated(report)
-    assert "la2 over 2 runs, median (min-max):" in text and "run 2/2:" in text
+    assert "la2 over 2 runs, median (min to max):" in text and "run 2/2:" in text

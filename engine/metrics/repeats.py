@@ -43,13 +43,13 @@ def summarize(runs: Sequence[dict], figures: Sequence[Figure]) -> dict[str, dict
 
 
 def format_summary(summary: dict[str, dict], figures: Sequence[Figure]) -> list[str]:
-    """One line per figure, ``key median (min-max)``; a count also lists every run's value."""
+    """One line per figure, ``key median (min to max)``; a count also lists every run's value."""
     lines = []
     for figure in figures:
         values = summary[figure.key]
         text = f"{figure.key} {figure.text(values['median'])}"
         if values["median"] is not None:
-            text += f" ({figure.text(values['min'], unit=False)}-{figure.text(values['max'])}"
+            text += f" ({figure.text(values['min'], unit=False)} to {figure.text(values['max'])}"
             if figure.count:
                 text += "; per run " + ", ".join(figure.text(v) for v in values["runs"])
             text += ")"

@@ -110,7 +110,7 @@ def format_repeated(report: dict) -> str:
     lines = []
     for number, run in enumerate(runs, 1):
         lines += [f"run {number}/{len(runs)}:", format_table(run)]
-    lines.append(f"over {len(runs)} runs, median (min-max):")
+    lines.append(f"over {len(runs)} runs, median (min to max):")
     lines += ["  " + line for line in format_summary(report["over_runs"], SHADOW_FIGURES)]
     return "\n".join(lines)
 

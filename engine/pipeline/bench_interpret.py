@@ -172,7 +172,7 @@ def format_repeated(report: dict) -> str:
     for number, run in enumerate(runs, 1):
         lines += [f"run {number}/{len(runs)}:", format_table(run), ""]
     for policy, over in report["over_runs"].items():
-        lines.append(f"{policy} over {len(runs)} runs, median (min-max):")
+        lines.append(f"{policy} over {len(runs)} runs, median (min to max):")
         lines += ["  " + line for line in format_summary(over, INTERPRET_FIGURES)]
     return "\n".join(lines)
 
