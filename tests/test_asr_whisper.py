@@ -66,6 +66,10 @@ def test_cut_repetition() -> None:
     assert len(cut_repetition(looped)) == 5
     squeezed = [Word("a", 0, 0.3), Word("b", 0.3, 0.3), Word("c", 0.3, 0.3), Word("d", 0.3, 0.3), Word("e", 0.3, 0.5)]
     assert [w.text for w in cut_repetition(squeezed)] == ["a"]
+    within = [Word(t, i, i + 0.5) for i, t in enumerate("the prime minister ksisisisisisisisisisisisis said".split())]
+    assert [w.text for w in cut_repetition(within)] == ["the", "prime", "minister"]
+    real = [Word(t, i, i + 0.5) for i, t in enumerate("Mississippi hahaha zzz 100,000,000 Hawaii, aaah!".split())]
+    assert cut_repetition(real) == real
 
 
 def test_missing_model_is_a_clear_error(tmp_path: Path) -> None:

@@ -73,7 +73,7 @@ def test_bench_interpret_repeated_translates_offline_once_and_keeps_every_run(
     manifest = tmp_path / "manifest.jsonl"
     manifest.write_text(json.dumps({**item, "wav": str(speech_xx_dir / item["wav"])}) + "\n")
     seen: list[str] = []
-    report = bench_interpret.run_bench(manifest, policies=("la2",), progress=seen.append, repeat=2)
+    report = bench_interpret.run_bench(manifest, policies=("la2", "offline"), progress=seen.append, repeat=2)
     assert [text for text in seen if text.startswith("offline")] == ["offline 1/1 s2st_es_2245"]
     assert [text for text in seen if "la2" in text] == [
         "run 1/2: la2 1/1 s2st_es_2245",
@@ -86,5 +86,8 @@ def test_bench_interpret_repeated_translates_offline_once_and_keeps_every_run(
     assert over[m.BLEU]["runs"] == [r[m.BLEU] for r in runs]
     assert over[m.BLEU_OFFLINE]["min"] == over[m.BLEU_OFFLINE]["max"] > 0  # translated once, so the same in every run
     assert over[m.END_OFFSET_S]["median"] is not None and over[m.END_OFFSET_S]["median"] < 10
+    recording = report["repeats"][0]["per_recording"]["s2st_es_2245"]
+    assert isinstance(recording["offline_translation"], str) and recording["offline_translation"].strip()
+    assert recording["offline"]["committed"] and recording["la2"]["committed"]  # the policy "offline" is a run
     text = bench_interpret.format_repeated(report)
     assert "la2 over 2 runs, median (min to max):" in text and "run 2/2:" in text

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +26,10 @@ PADDING_MARGIN_S = 0.05  # a word must end this close to the real audio's end, a
 MAX_REPEATS = 3  # a word repeated more often than this in a row is a decoding loop
 ZERO_DURATION_S = 0.01
 ZERO_RUN = 3  # this many words in a row aligned to no time are a decoding loop
+# A word that is itself a loop: 1-4 letters written 8 times or more in a row ("ksisisisis...", 52 characters, in a
+# Portuguese translation hypothesis). No word is made that way; the voice would spell it out for seconds. Letters
+# only: 100,000,000 is a number.
+LOOPED_WORD = re.compile(r"([^\W\d_]{1,4}?)\1{7,}")
 TASKS = ("transcribe", "translate")  # translate: any language into English text
 AUTO_DETECT_S = 2.0  # speech heard before the spoken language is detected (when it was not given)
 REQUIRED_FILES = ("model.bin", "config.json", "tokenizer.json")
@@ -57,7 +62,11 @@ def missing_model_files(path: Path) -> list[str]:
 
 def cut_repetition(words: list[Word], max_n: int = 8) -> list[Word]:
     """Cut a hypothesis where it starts looping: a word repeated more than MAX_REPEATS times in a row, or a
-    phrase of 2..``max_n`` words repeated three times in a row; also at a run of words squeezed into no time."""
+    phrase of 2..``max_n`` words repeated three times in a row; also at a run of words squeezed into no time, and
+    before a word that loops within itself."""
+    looped = next((i for i, w in enumerate(words) if LOOPED_WORD.search(w.key)), None)
+    if looped is not None:
+        words = words[:looped]
     keys = [w.key for w in words]
     for start in range(len(keys)):
         for n in range(1, max_n + 1):

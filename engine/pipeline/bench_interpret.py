@@ -135,7 +135,7 @@ def _one_run(
         results[policy] = interpret_results(entries, reports, offline)
         for entry, report, text in zip(entries, reports, offline, strict=True):
             per_recording.setdefault(
-                entry["id"], {"lang": entry["lang"], "reference": entry["translation"], "offline": text}
+                entry["id"], {"lang": entry["lang"], "reference": entry["translation"], "offline_translation": text}
             )[policy] = {  # fmt: skip
                 "committed": report["committed_text"],
                 **{name: report.get(name) for name in (m.BLEU, m.AL_S, m.AL_CA_S, m.END_OFFSET_S, m.UNDERRUNS)},
