@@ -35,9 +35,26 @@ from engine.tts.quality import session_word_distances
 log = logging.getLogger(__name__)
 
 
+LEAD_IN_S = 0.5  # of the silence before the voice's first sound, what the speech-chain check keeps
+SOUND_LEVEL = 1e-4  # the session writes digital silence (zeros) until the voice starts
+
+
+def from_first_sound(audio: np.ndarray, lead_in_s: float = LEAD_IN_S) -> np.ndarray:
+    """``audio`` from ``lead_in_s`` before its first sound (empty if it has none).
+
+    How long a session waited before the voice spoke must not change what the speech-chain check hears: the same
+    voice output of "Please call Stella." (vctk_p226_001), 2.52 s or 2.91 s into the file, was heard by Whisper as
+    "Please call Stella." or "Please call still up.", which moved a run's ``wer_spoken`` by 0.04."""
+    sound = np.flatnonzero(np.abs(audio) > SOUND_LEVEL)
+    if not sound.size:
+        return audio[:0]
+    return audio[max(0, int(sound[0]) - round(lead_in_s * SAMPLE_RATE)) :]
+
+
 def spoken_wer(models: Models, output_wav: Path, reference_text: str) -> tuple[float, str]:
     """Speech chain check: recognize the voice's output offline and score it against the reference."""
     audio = load_audio(output_wav, SAMPLE_RATE) if output_wav.stat().st_size > 44 else np.zeros(0, np.float32)
+    audio = from_first_sound(audio)
     words = transcribe_long(models.backend, audio) if audio.size else []
     text = " ".join(w.text for w in words)
     return wer(reference_text, text), text
