@@ -21,7 +21,7 @@ def test_figures_over_runs_give_every_run_the_median_and_the_range() -> None:
     assert summary[m.UNDERRUNS] == {"runs": [7, 0, 2, 1], "median": 1.5, "min": 0, "max": 7}
     assert format_summary(summary, figures) == [
         "lag 2.00 s (1.90 to 2.30 s)",
-        "underruns 1.50 (0 to 7; per run 7, 0, 2, 1)",
+        "underruns 1.5 (0 to 7; per run 7, 0, 2, 1)",
     ]
     assert over_runs([None, None]) == {"runs": [None, None], "median": None, "min": None, "max": None}
     assert format_summary({"lag": over_runs([None])}, figures[:1]) == ["lag -"]

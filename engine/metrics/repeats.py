@@ -25,7 +25,10 @@ class Figure:
     def text(self, value: float | int | None, unit: bool = True) -> str:
         if value is None:
             return "-"
-        number = f"{int(value)}" if self.count and float(value).is_integer() else f"{value:.{self.digits}f}"
+        if self.count:  # a median of counts is a whole number or a half
+            number = f"{int(value)}" if float(value).is_integer() else f"{value:.1f}"
+        else:
+            number = f"{value:.{self.digits}f}"
         return number + (self.unit if unit else "")
 
 

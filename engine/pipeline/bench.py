@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from engine.asr.bench import LONG_RECORDING, load_manifest
 from engine.eval.runner import aggregate_reports
@@ -75,7 +76,7 @@ def run_repeated(
     return repeated_report(reports, summarize(reports, SHADOW_FIGURES))
 
 
-def _default(report: dict, key: str, part: str | None = None) -> float | int | None:
+def _default(report: dict, key: str, part: str | None = None) -> Any:  # a figure, or a dict of them (per recording)
     value = report["results"]["default"][key]
     return value if part is None else value[part]
 

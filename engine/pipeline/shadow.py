@@ -44,7 +44,7 @@ def from_first_sound(audio: np.ndarray, lead_in_s: float = LEAD_IN_S) -> np.ndar
 
     How long a session waited before the voice spoke must not change what the speech-chain check hears: the same
     voice output of "Please call Stella." (vctk_p226_001), 2.52 s or 2.91 s into the file, was heard by Whisper as
-    "Please call Stella." or "Please call still up.", which moved a run's ``wer_spoken`` by 0.04."""
+    "Please call Stella." or "Please call still up." (that recording's ``wer_spoken`` 0 or 0.67)."""
     sound = np.flatnonzero(np.abs(audio) > SOUND_LEVEL)
     if not sound.size:
         return audio[:0]
