@@ -397,8 +397,10 @@ class MainWindow(QMainWindow):
         report = session.figures.report()
         reference = self.controller.reference_text
         score = None
-        if reference and session.state == State.DONE:
-            score = wer(reference, report.get("spoken_text", ""))
+        # The words committed against the transcript beside the recording: wer_committed. (wer_spoken is a recognition
+        # of the voice's audio, which the benchmarks make; a transcript in the source language scores no translation.)
+        if reference and session.state == State.DONE and not session.config.translate_from:
+            score = wer(reference, report.get("committed_text", ""))
         self.meters.show_summary(report, score)
         if self.controller.session_folder is not None:
             self.shown_folder = self.controller.session_folder

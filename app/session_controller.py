@@ -29,7 +29,7 @@ def sessions_dir() -> Path:
 
 
 def reference_text(recording: str | Path) -> str | None:
-    """What a recording says, when a transcript with its name and ``.txt`` lies beside it (for ``wer_spoken``)."""
+    """What a recording says, when a transcript with its name and ``.txt`` lies beside it (for ``wer_committed``)."""
     path = Path(recording).with_suffix(".txt")
     try:
         return path.read_text(encoding="utf-8").strip() or None if path.is_file() else None
@@ -76,7 +76,7 @@ class SessionController(QObject):
         self.models: Models | None = None
         self.session: ShadowSession | None = None
         self.session_folder: Path | None = None
-        self.reference_text: str | None = None  # what the recording says (its .txt beside it), for wer_spoken
+        self.reference_text: str | None = None  # what the recording says (its .txt beside it), for wer_committed
         self.testing_speaker = False
         self._loading = False
         self._loaded.connect(self._on_loaded)

@@ -49,7 +49,11 @@ def _use_file(win, path: Path) -> None:
 
 
 def test_app_shadows_a_recording_with_live_meters(qtbot, window, speech_dir, speech_manifest, tmp_path) -> None:
-    _use_file(window, speech_dir / _entry(speech_manifest, SHORT)["wav"])
+    item = _entry(speech_manifest, SHORT)
+    recording = tmp_path / "talk.wav"  # with its transcript beside it, so the summary scores the words committed
+    shutil.copyfile(speech_dir / item["wav"], recording)
+    recording.with_suffix(".txt").write_text(item["text"] + "\n", encoding="utf-8")
+    _use_file(window, recording)
     window.start_button.click()
     qtbot.waitUntil(lambda: window.state == "running", timeout=10_000)
     assert not window.start_button.isEnabled() and window.stop_button.isEnabled()
@@ -67,7 +71,10 @@ def test_app_shadows_a_recording_with_live_meters(qtbot, window, speech_dir, spe
     exported = window.export_to(tmp_path / "export")
     captions = ("heard.srt", "heard.vtt", "spoken.srt", "spoken.vtt", "transcript.txt")
     assert exported is not None and sorted(p.name for p in exported.iterdir()) == sorted(SESSION_FILES + captions)
-    assert "Last session:" in window.meters.summary.text() and "spoken" in window.meters.summary.text()
+    summary = window.meters.summary.text()
+    assert "Last session:" in summary and "spoken" in summary
+    committed = window.controller.session.figures.report()["committed_text"]
+    assert f"wer_committed {wer(item['text'], committed):.3f}" in summary and "wer_spoken" not in summary
 
 
 def test_cancel_stops_at_once(qtbot, window, speech_dir, speech_manifest) -> None:

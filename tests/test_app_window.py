@@ -259,9 +259,9 @@ def test_the_summary_scores_the_voice_against_a_transcript_beside_the_recording(
     assert reference_text(tmp_path / "other.wav") is None
     report = {"audio_s_heard": 12.0, "words": [{"speak_end_s": 13.2}, {"speak_end_s": None}], "underruns": 1,
               "ear_voice_lag_s": {"median": 2.0, "p90": 3.1}, "commit_latency_s": {"median": 0.5}}  # fmt: skip
-    text = summary_text(report, wer_spoken=0.25)
+    text = summary_text(report, wer_committed=0.25)
     assert text == ("Last session: 13 s · 2 words committed, 1 spoken · ear-voice lag median 2.00 s, p90 3.10 s · "
-                    "1 underrun · commit latency median 0.50 s · wer_spoken 0.250")  # fmt: skip
+                    "1 underrun · commit latency median 0.50 s · wer_committed 0.250")  # fmt: skip
 
 
 def test_the_transcript_takes_its_colours_from_a_dark_palette(qtbot, window) -> None:

@@ -31,8 +31,8 @@ def level_bar_value(level_db: float) -> int:
     return int(max(min(level_db, 0), -60))
 
 
-def summary_text(report: dict, wer_spoken: float | None = None) -> str:
-    """One paragraph on a finished session: duration, words, lag, underruns, commit latency (and ``wer_spoken``)."""
+def summary_text(report: dict, wer_committed: float | None = None) -> str:
+    """One paragraph on a finished session: duration, words, lag, underruns, commit latency (and ``wer_committed``)."""
     lag = report.get(m.EAR_VOICE_LAG_S) or {}
     commit = report.get(m.COMMIT_LATENCY_S) or {}
     words = report.get("words") or []
@@ -46,8 +46,8 @@ def summary_text(report: dict, wer_spoken: float | None = None) -> str:
         f"{underruns} underrun{'' if underruns == 1 else 's'}",
         f"commit latency median {_seconds(commit.get('median'))}",
     ]
-    if wer_spoken is not None:
-        parts.append(f"wer_spoken {wer_spoken:.3f}")
+    if wer_committed is not None:
+        parts.append(f"wer_committed {wer_committed:.3f}")
     if report.get("error"):
         parts.append(f"stopped by an error: {report['error']}")
     return "Last session: " + " · ".join(parts)
@@ -186,9 +186,9 @@ class MetersPanel(QWidget):
         """The input level bar (also fed by the idle device check)."""
         self.level_bar.setValue(level_bar_value(level_db))
 
-    def show_summary(self, report: dict, wer_spoken: float | None = None) -> None:
+    def show_summary(self, report: dict, wer_committed: float | None = None) -> None:
         """A finished session: its summary, and its lag over the whole session (each word at its play time)."""
-        self.summary.setText(summary_text(report, wer_spoken))
+        self.summary.setText(summary_text(report, wer_committed))
         points = [(w["speak_end_s"], w[m.EAR_VOICE_LAG_S]) for w in report.get("words") or []
                   if w.get("speak_end_s") is not None and w.get(m.EAR_VOICE_LAG_S) is not None]  # fmt: skip
         if points:
