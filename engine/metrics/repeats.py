@@ -32,6 +32,13 @@ class Figure:
         return number + (self.unit if unit else "")
 
 
+def run_progress(progress: Callable[[str], None] | None, run: int, repeat: int) -> Callable[[str], None] | None:
+    """``progress`` with each message prefixed by its run ("run 2/3: ..."); as it is for a single run."""
+    if progress is None or repeat == 1:
+        return progress
+    return lambda text: progress(f"run {run}/{repeat}: {text}")
+
+
 def over_runs(values: Sequence[float | int | None]) -> dict:
     """``{"runs", "median", "min", "max"}``: every run's value, and the median and range of those that exist."""
     present = [v for v in values if v is not None]

@@ -11,7 +11,7 @@ from engine.asr.bench import LONG_RECORDING, load_manifest
 from engine.eval.runner import aggregate_reports
 from engine.metrics import machine_info
 from engine.metrics import names as m
-from engine.metrics.repeats import Figure, format_summary, repeated_report, summarize
+from engine.metrics.repeats import Figure, format_summary, repeated_report, run_progress, summarize
 from engine.metrics.wer import word_errors
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.models import Models
@@ -69,10 +69,7 @@ def run_repeated(
     models = Models.load(config)
     if repeat == 1:
         return run_bench(manifest, config, progress, models)
-    reports = []
-    for run in range(1, repeat + 1):
-        tagged = (lambda text, run=run: progress(f"run {run}/{repeat}: {text}")) if progress else None
-        reports.append(run_bench(manifest, config, tagged, models))
+    reports = [run_bench(manifest, config, run_progress(progress, run, repeat), models) for run in range(1, repeat + 1)]
     return repeated_report(reports, summarize(reports, SHADOW_FIGURES))
 
 

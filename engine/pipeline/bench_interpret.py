@@ -18,7 +18,7 @@ from engine.asr.offline import transcribe_long
 from engine.audio.io import load_audio
 from engine.metrics import machine_info
 from engine.metrics import names as m
-from engine.metrics.repeats import Figure, format_summary, repeated_report, summarize
+from engine.metrics.repeats import Figure, format_summary, repeated_report, run_progress, summarize
 from engine.metrics.translation import bleu, chrf
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.models import Models
@@ -103,11 +103,10 @@ def run_bench(
     base = config or ShadowConfig(translate_from=entries[0]["lang"])
     models = Models.load(base)
     offline = offline_translations(models.backend, entries, progress)
-    reports = []
-    for run in range(1, repeat + 1):
-        tag = f"run {run}/{repeat}: " if repeat > 1 else ""
-        tagged = (lambda text, tag=tag: progress(tag + text)) if progress else None
-        reports.append(_one_run(manifest, entries, policies, base, models, offline, tagged))
+    reports = [
+        _one_run(manifest, entries, policies, base, models, offline, run_progress(progress, run, repeat))
+        for run in range(1, repeat + 1)
+    ]
     if repeat == 1:
         return reports[0]
     over = {policy: summarize([r["results"][policy] for r in reports], INTERPRET_FIGURES) for policy in policies}
