@@ -144,6 +144,21 @@ def test_words_aligned_outside_speech_are_dropped() -> None:
     assert [w.text for w in drop_unspoken(words, heard)] == ["the", "cat."]
 
 
+def test_words_timed_to_the_buffers_first_instant_are_dropped_from_a_transcript() -> None:
+    """After a cut in a pause Whisper wrote "And else..." at the start of the buffer, both words timed to that
+    instant, inside the detector's hangover after the last word (librivox_ss_0880 with a pause, on an Intel Xeon)."""
+    heard = frames([(0.0, 1.35), (4.0, 4.6)], 6.0)
+    unaligned = [Word("And", 1.23, 1.23), Word("else...", 1.23, 1.23)]
+    spoken = [Word("an", 4.1, 4.3), Word("ill", 4.3, 4.5)]
+    assert drop_unspoken([*unaligned, *spoken], heard, buffer_start_s=1.23) == spoken
+    # such a run elsewhere, or one such word at the start, is kept (real words squeezed together: "words words")
+    squeezed = [Word("words", 1.0, 1.0), Word("words", 1.0, 1.0), Word("and", 1.0, 1.2)]
+    assert drop_unspoken(squeezed, heard, buffer_start_s=0.5) == squeezed
+    assert drop_unspoken(squeezed[1:], heard, buffer_start_s=1.0) == squeezed[1:]
+    # a translation's words are often timed to no frame: left alone
+    assert drop_unspoken(unaligned, heard) == unaligned
+
+
 def test_a_trailing_thank_you_over_silence_is_dropped_but_a_spoken_one_is_kept() -> None:
     heard = frames([(0.0, 2.1)], 6.0)
     words = [Word("It", 0.2, 0.4), Word("ended.", 1.5, 2.0), Word("Thank", 2.0, 2.3), Word("you.", 2.3, 3.2)]

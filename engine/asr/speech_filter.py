@@ -7,6 +7,13 @@ the quiet end of a buffer. Two rules, both on the voice-activity flags of the bu
   (a speaker who really says "thank you" is heard saying it);
 - a word with no speech frame within ``PAD_S`` of its aligned span is dropped (alignment is off by a frame or two,
   never by a whole word).
+
+And one on the alignment alone, for transcripts: two or more words in a row timed to the buffer's first instant,
+with no duration, are dropped. Whisper gives a word no frames when nothing in the audio matches it. After the buffer
+is cut in a pause it may write a phrase there ("And else..." on a buffer that starts with the silence after "He was
+not", inside the detector's hangover): text it wrote, not speech it heard. Elsewhere such runs are often real words
+squeezed together ("words words" said fast), and a translation's words are often timed that way (they match no
+source word), so those are left alone.
 """
 
 from __future__ import annotations
@@ -20,6 +27,8 @@ from engine.asr.vad import FRAME_S
 from engine.asr.words import Word
 
 PAD_S = 0.15
+INSTANT_S = 1e-6  # a word this short was timed to no frame of the audio
+TIMESTAMP_STEP_S = 0.02  # Whisper's word times come in these steps
 MIN_PHRASE_SPEECH = 0.5  # of a trailing silence phrase's span, to count as said
 # Normalized as ``Word.key`` gives them, longest first: the longest match at the end of a hypothesis is checked.
 SILENCE_PHRASES: tuple[tuple[str, ...], ...] = tuple(
@@ -83,9 +92,10 @@ class SpeechFrames:
         return self.origin_s + self.flags.size * FRAME_S
 
 
-def drop_unspoken(words: Sequence[Word], frames: SpeechFrames) -> list[Word]:
-    """``words`` without a trailing silence phrase that was not spoken, and without words aligned outside speech."""
-    kept = list(words)
+def drop_unspoken(words: Sequence[Word], frames: SpeechFrames, buffer_start_s: float | None = None) -> list[Word]:
+    """``words`` without a trailing silence phrase that was not spoken, and without words aligned outside speech;
+    with ``buffer_start_s`` (a transcript's, not a translation's), also without a run of words timed to that instant."""
+    kept = list(words) if buffer_start_s is None else without_unaligned_start(words, buffer_start_s)
     keys = [w.key for w in kept]
     for phrase in SILENCE_PHRASES:
         n = len(phrase)
@@ -94,3 +104,15 @@ def drop_unspoken(words: Sequence[Word], frames: SpeechFrames) -> list[Word]:
                 kept = kept[:-n]
             break
     return [w for w in kept if w.start_s >= frames.end_s or frames.any_speech(w.start_s - PAD_S, w.end_s + PAD_S)]
+
+
+def without_unaligned_start(words: Sequence[Word], buffer_start_s: float) -> list[Word]:
+    """``words`` less a run of two or more at their start that have no duration at ``buffer_start_s``."""
+    run = 0
+    while run < len(words) and _unaligned_at(words[run], buffer_start_s):
+        run += 1
+    return list(words[run:] if run >= 2 else words)
+
+
+def _unaligned_at(word: Word, t_s: float) -> bool:
+    return word.end_s - word.start_s <= INSTANT_S and abs(word.start_s - t_s) <= TIMESTAMP_STEP_S

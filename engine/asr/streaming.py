@@ -215,7 +215,8 @@ class StreamingRecognizer:
         frames = self._frames()
         if frames is None:
             return words, 0
-        kept = drop_unspoken(words, frames)
+        transcript = getattr(self.backend, "task", "transcribe") != "translate"
+        kept = drop_unspoken(words, frames, self._offset_s if transcript else None)
         if len(kept) < len(words) and log.isEnabledFor(logging.DEBUG):
             log.debug("dropped %d word(s) nobody said: %s", len(words) - len(kept),
                       " ".join(w.text for w in words if w not in kept))  # fmt: skip
