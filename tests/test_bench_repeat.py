@@ -59,6 +59,10 @@ def test_bench_shadow_repeated_keeps_every_run_and_their_median(
     assert over[m.UNDERRUNS]["runs"] == [run["results"]["default"][m.UNDERRUNS] for run in report["repeats"]]
     assert 0 <= over[m.WER_COMMITTED]["min"] <= over[m.WER_COMMITTED]["median"] <= over[m.WER_COMMITTED]["max"] < 0.5
     assert lines.count("run 1/3:") == 1 and "run 3/3:" in lines and "over 3 runs, median (min to max):" in lines
+    probes = [run["speed_probe"] for run in report["repeats"]]  # the machine's speed, before and after each run
+    assert all(0 < p[when]["recognizer_min_s"] <= p[when]["recognizer_s"] for p in probes for when in p)
+    assert over["speed_probe.recognizer_s"]["runs"] == [p["before"]["recognizer_s"] for p in probes]
+    assert sum(line.startswith("machine speed (wall time") for line in lines) == 3
     assert any(line.startswith("  underruns ") and "per run" in line for line in lines)
 
 
@@ -91,3 +95,6 @@ def test_bench_interpret_repeated_translates_offline_once_and_keeps_every_run(
     assert recording["offline"]["committed"] and recording["la2"]["committed"]  # the policy "offline" is a run
     text = bench_interpret.format_repeated(report)
     assert "la2 over 2 runs, median (min to max):" in text and "run 2/2:" in text
+    probes = [r["speed_probe"] for r in report["repeats"]]  # Whisper base translating, timed before and after
+    assert all(p["before"]["recognizer_s"] > 0 and p["after"]["voice_s"] > 0 for p in probes)
+    assert text.count("machine speed (wall time") == 2

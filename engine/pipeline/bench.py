@@ -16,6 +16,7 @@ from engine.metrics.wer import word_errors
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.models import Models
 from engine.pipeline.shadow import shadow_file
+from engine.pipeline.speed_probe import probe_figure, probe_text, run_probed
 from engine.pipeline.summary import underrun_causes_text
 
 log = logging.getLogger(__name__)
@@ -27,12 +28,19 @@ def run_bench(
     progress: Callable[[str], None] | None = None,
     models: Models | None = None,
 ) -> dict:
-    """Every recording through ``shadow_file``; the corpus figures are the evaluation's, so the two agree."""
+    """Every recording through ``shadow_file``; the corpus figures are the evaluation's, so the two agree. The
+    report's ``speed_probe`` times fixed work on the same models just before and after (``speed_probe``)."""
     config = config or ShadowConfig()
     models = models or Models.load(config)
     entries = load_manifest(manifest)
     if not entries:
         raise ValueError(f"{manifest} lists no recordings")
+    return run_probed(models, lambda: _run_entries(manifest, entries, config, models, progress), progress)
+
+
+def _run_entries(
+    manifest: Path, entries: list[dict], config: ShadowConfig, models: Models, progress: Callable[[str], None] | None
+) -> dict:
     reports = []
     for number, entry in enumerate(entries, 1):
         if progress:
@@ -99,6 +107,8 @@ SHADOW_FIGURES = (
     Figure(m.WER_SPOKEN, lambda r: _default(r, m.WER_SPOKEN), digits=3),
     Figure("spoken_ratio.max", _spoken_ratio_max),
     Figure("lag_drift_s.long_passage", lambda r: _default(r, m.LAG_DRIFT_S).get(LONG_RECORDING), " s/min", 3),
+    Figure("speed_probe.recognizer_s", probe_figure("recognizer_s"), " s", 3),
+    Figure("speed_probe.voice_beside_recognizer_s", probe_figure("voice_beside_recognizer_s"), " s", 3),
 )
 
 
@@ -180,6 +190,7 @@ def format_table(report: dict) -> str:
         drift_text = f"; lag_drift_s {drift_values[0]:+.3f} s/min" if len(drift_values) == 1 else ""
         lines.append(f"  {condition}: {_lag_line(c)}; underruns {c[m.UNDERRUNS]}; wer_committed "
                      f"{c[m.WER_COMMITTED]:.3f}{drift_text}")  # fmt: skip
+    lines.append(probe_text(report))
     machine = report["machine"]
     slowdown = report["config"].get("cpu_slowdown", 1.0)
     lines.append(f"{report['config']['recordings']} recordings; {machine['cores']} cores, {machine['cpu_model']}"

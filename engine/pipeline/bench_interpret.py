@@ -11,6 +11,7 @@ import logging
 import statistics
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from engine.asr.bench import load_manifest
@@ -23,6 +24,7 @@ from engine.metrics.translation import bleu, chrf
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.models import Models
 from engine.pipeline.shadow import shadow_file
+from engine.pipeline.speed_probe import probe_text, run_probed
 from engine.pipeline.summary import underrun_causes, underrun_causes_text
 
 log = logging.getLogger(__name__)
@@ -103,10 +105,11 @@ def run_bench(
     base = config or ShadowConfig(translate_from=entries[0]["lang"])
     models = Models.load(base)
     offline = offline_translations(models.backend, entries, progress)
-    reports = [
-        _one_run(manifest, entries, policies, base, models, offline, run_progress(progress, run, repeat))
-        for run in range(1, repeat + 1)
-    ]
+    reports = []
+    for run in range(1, repeat + 1):
+        said = run_progress(progress, run, repeat)
+        reports.append(run_probed(models, partial(_one_run, manifest, entries, policies, base, models, offline, said),
+                                  said))  # fmt: skip
     if repeat == 1:
         return reports[0]
     over = {policy: summarize([r["results"][policy] for r in reports], INTERPRET_FIGURES) for policy in policies}
@@ -204,6 +207,7 @@ def format_table(report: dict) -> str:
     lines.append("bleu by language (first policy / offline): " + ", ".join(
         f"{lang} {_fmt(v[m.BLEU], digits=1)} / {_fmt(v[m.BLEU_OFFLINE], digits=1)}" for lang, v in languages.items()
     ))  # fmt: skip
+    lines.append(probe_text(report))
     machine = report["machine"]
     slowdown = report["config"].get("cpu_slowdown", 1.0)
     charged = f", compute charged x{slowdown:g}" if slowdown != 1.0 else ""
