@@ -306,11 +306,13 @@ def _run_eval(args: argparse.Namespace) -> int:
         base = _slowdown_config(args.cpu_slowdown)
         if args.soak is not None:
             from engine.eval.soak import run_soak
+            from engine.pipeline.speed_probe import probe_text
 
             report = run_soak(args.soak, manifest, out, progress=progress, config=base)
             print(f"soak of {args.soak:g} min: lag_drift_s {report[metric_names.LAG_DRIFT_S]}, RSS "
                   f"{report['rss_mb']['first_tenth_median']:.0f} -> {report['rss_mb']['last_tenth_median']:.0f} MB; "
                   f"{out / 'soak.json'}")  # fmt: skip
+            print(probe_text(report))
             return EXIT_OK
         tts = [t for t in args.tts_policies.split(",") if t]
         commits = [c for c in args.commit.split(",") if c]

@@ -86,7 +86,9 @@ def test_short_soak_reports_drift_cost_and_memory(two_manifest: Path, tmp_path: 
     assert len(report["lag_by_window"]) == 6 and len(report["step_cost_by_window"]) == 6
     assert report["rss_mb"]["peak"] >= report["rss_mb"]["first_tenth_median"] > 100
     assert len(report["rss_mb_by_window"]) == 6 and all(w["median"] > 100 for w in report["rss_mb_by_window"])
-    assert json.loads((out / "soak.json").read_text())["config"]["minutes"] == 0.5
+    saved = json.loads((out / "soak.json").read_text())
+    assert saved["config"]["minutes"] == 0.5
+    assert saved["speed_probe"]["before"]["recognizer_s"] > 0 and saved["speed_probe"]["after"]["voice_s"] > 0
     for name in ("soak_lag.png", "soak_step_cost.png", "soak_memory.png"):
         _valid_png(out / name)
 
@@ -98,6 +100,7 @@ def test_bench_shadow_reports_the_evaluation_figures(two_manifest: Path, shadow_
     assert sorted(report["per_recording"]) == sorted(TWO)
     assert figures[m.EAR_VOICE_LAG_S]["n"] > 20 and 0.3 < figures[m.EAR_VOICE_LAG_S]["median"] < 6
     assert 0 < figures[m.COMMIT_LATENCY_S]["median"] < figures[m.EAR_VOICE_LAG_S]["median"]
+    assert report["speed_probe"]["before"]["voice_beside_recognizer_s"] > 0 and "machine speed" in format_table(report)
     assert figures[m.WER_COMMITTED] < 0.4 and figures[m.WER_SPOKEN] < 0.6
     tempos = [v["speaker_tempo"] for v in report["per_recording"].values()]
     assert any(t is not None for t in tempos) and all(t is None or 0.5 < t < 2.0 for t in tempos)

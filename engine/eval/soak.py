@@ -25,6 +25,7 @@ from engine.metrics.shadowing import lag_drift_s
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.models import Models
 from engine.pipeline.session import ShadowSession
+from engine.pipeline.speed_probe import announced_probe
 from engine.pipeline.summary import UNDERRUNS_FORCED, UNDERRUNS_SHORT_NOTICE
 
 log = logging.getLogger(__name__)
@@ -59,6 +60,7 @@ def run_soak(
     source = JoinedRecordings([load_audio(e["path"]) for e in entries], minutes * 60.0, pause_s)
     config = config or ShadowConfig()
     models = models or Models.load(config)
+    probe_before = announced_probe(models, "before", progress)
     session = ShadowSession(config, models)
     session.figures.keep_words = False
     process = psutil.Process()
@@ -83,6 +85,7 @@ def run_soak(
         sampler.join()
     if session.error:
         raise RuntimeError(session.error)
+    probe = {"before": probe_before, "after": announced_probe(models, "after", progress)}
     total = source.size / 16000
     run = session.asr_run
     steps = (run.step_at_s, run.step_compute_s) if run else ([], [])
@@ -101,7 +104,7 @@ def run_soak(
                    "last_tenth_median": float(np.median(rss[-tenth:])) if rss else None,
                    "peak": max(rss, default=None)},
         "words_spoken": len(figures.lags),
-        "dropped_audio_s": run.dropped_audio_s if run else 0.0, "pace": figures.pace,
+        "dropped_audio_s": run.dropped_audio_s if run else 0.0, "pace": figures.pace, "speed_probe": probe,
     }  # fmt: skip
     if report["dropped_audio_s"]:
         log.warning("the recognizer dropped %.1f s of audio in the soak", report["dropped_audio_s"])

@@ -149,19 +149,22 @@ def probe_speed(models: Models, rounds: int = ROUNDS) -> SpeedProbe:
     return probe
 
 
+def announced_probe(
+    models: Models, when: str, progress: Callable[[str], None] | None = None, rounds: int = ROUNDS
+) -> dict:
+    """``probe_speed`` as a report keeps it, saying first that it runs (``when``: "before" or "after")."""
+    if progress:
+        progress(f"timing the machine {when} the run (speed probe)")
+    return probe_speed(models, rounds).as_dict()
+
+
 def run_probed(
     models: Models, run: Callable[[], dict], progress: Callable[[str], None] | None = None, rounds: int = ROUNDS
 ) -> dict:
     """``run()``'s report with ``speed_probe``: the probe just before it and just after it."""
-
-    def probe(when: str) -> dict:
-        if progress:
-            progress(f"timing the machine {when} the run (speed probe)")
-        return probe_speed(models, rounds).as_dict()
-
-    before = probe("before")
+    before = announced_probe(models, "before", progress, rounds)
     report = run()
-    report["speed_probe"] = {"before": before, "after": probe("after")}
+    report["speed_probe"] = {"before": before, "after": announced_probe(models, "after", progress, rounds)}
     return report
 
 
