@@ -6,7 +6,8 @@ Whisper base through the streaming recognizer on the simulated clock, no voice, 
 A configuration is a commit policy (``la2``, ``la3``, ...) with optional parts joined by ``_``: ``stepS`` (least
 time between steps, default 0.3 s), ``holdS`` (the hold bound, default 3 s), ``gapS`` (local agreement against the
 newest hypothesis at least S seconds older instead of the previous one), ``notail`` (the last decode keeps the
-trailing quiet). Prints corpus BLEU and chrF, the median real-time factor and commit latency, BLEU by language.
+trailing quiet), ``padS`` (the silence Whisper's short window adds after the buffer, default 1 s), ``endS`` (a pause
+this long ends an utterance, as interpreting's ``interpret_endpoint_s``; default none). Prints corpus BLEU and chrF, the median real-time factor and commit latency, BLEU by language.
 """
 
 from __future__ import annotations
@@ -79,10 +80,11 @@ def run(configs: list[str]) -> None:
     vad = SileroVad()
     audio = {e["id"]: load_audio(e["path"]) for e in entries}
     references = [e["translation"] for e in entries]
-    finish_tail_s = streaming.FINISH_TAIL_S
+    finish_tail_s, padding_s = streaming.FINISH_TAIL_S, backend.padding_s
     for name in configs:
-        policy, step_s, hold_s, gap_s = name.split("_")[0], 0.3, 3.0, None
+        policy, step_s, hold_s, gap_s, endpoint_s = name.split("_")[0], 0.3, 3.0, None, None
         streaming.FINISH_TAIL_S = finish_tail_s
+        backend.padding_s = padding_s
         for part in name.split("_")[1:]:
             if part.startswith("step"):
                 step_s = float(part[4:])
@@ -92,12 +94,16 @@ def run(configs: list[str]) -> None:
                 gap_s = float(part[3:])
             elif part == "notail":
                 streaming.FINISH_TAIL_S = float("inf")
+            elif part.startswith("pad"):
+                backend.padding_s = float(part[3:])
+            elif part.startswith("end"):
+                endpoint_s = float(part[3:])
         texts, rtfs, latencies = [], [], []
         for entry in entries:
             backend.set_language(entry["lang"])
             vad.reset()
             commit = GapAgreement(gap_s) if gap_s else make_commit_policy(policy)
-            recognizer = StreamingRecognizer(backend, commit, vad, StreamConfig(max_hold_s=hold_s))
+            recognizer = StreamingRecognizer(backend, commit, vad, StreamConfig(max_hold_s=hold_s, endpoint_s=endpoint_s))
             if isinstance(commit, GapAgreement):
                 commit.heard_s = lambda r=recognizer: r.audio_in_s
             result = run_stream(audio[entry["id"]], recognizer, SimulatedClock(), step_s)
@@ -118,6 +124,7 @@ def run(configs: list[str]) -> None:
         sys.stdout.write(f"{name} {json.dumps(figures)}\n")
         sys.stdout.flush()
     streaming.FINISH_TAIL_S = finish_tail_s
+    backend.padding_s = padding_s
 
 
 if __name__ == "__main__":

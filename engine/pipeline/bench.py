@@ -29,7 +29,7 @@ def run_bench(
     models: Models | None = None,
 ) -> dict:
     """Every recording through ``shadow_file``; the corpus figures are the evaluation's, so the two agree. The
-    report's ``speed_probe`` times fixed work on the same models just before and after (``speed_probe``)."""
+    report's ``speed_probe`` is fixed work timed on the same models just before and just after the recordings."""
     config = config or ShadowConfig()
     models = models or Models.load(config)
     entries = load_manifest(manifest)
