@@ -7,7 +7,8 @@ A configuration is a commit policy (``la2``, ``la3``, ...) with optional parts j
 time between steps, default 0.3 s), ``holdS`` (the hold bound, default 3 s), ``gapS`` (local agreement against the
 newest hypothesis at least S seconds older instead of the previous one), ``notail`` (the last decode keeps the
 trailing quiet), ``padS`` (the silence Whisper's short window adds after the buffer, default 1 s), ``endS`` (a pause
-this long ends an utterance, as interpreting's ``interpret_endpoint_s``; default none). Prints corpus BLEU and chrF, the median real-time factor and commit latency, BLEU by language.
+this long ends an utterance, as interpreting's ``interpret_endpoint_s``; default none). Prints corpus BLEU and chrF,
+the median real-time factor and commit latency, BLEU by language.
 """
 
 from __future__ import annotations
@@ -103,7 +104,8 @@ def run(configs: list[str]) -> None:
             backend.set_language(entry["lang"])
             vad.reset()
             commit = GapAgreement(gap_s) if gap_s else make_commit_policy(policy)
-            recognizer = StreamingRecognizer(backend, commit, vad, StreamConfig(max_hold_s=hold_s, endpoint_s=endpoint_s))
+            config = StreamConfig(max_hold_s=hold_s, endpoint_s=endpoint_s)
+            recognizer = StreamingRecognizer(backend, commit, vad, config)
             if isinstance(commit, GapAgreement):
                 commit.heard_s = lambda r=recognizer: r.audio_in_s
             result = run_stream(audio[entry["id"]], recognizer, SimulatedClock(), step_s)
