@@ -56,12 +56,12 @@ class _Models:
         return f"espeak-ng data in {folder}; {symbols} phonemes for the test sentence"
 
     def stage1(self) -> str:
-        from engine.tts.frontend import FrontEnd, split_words
+        from engine.tts.frontend import FrontEnd
         from engine.tts.voice import TwoStageVoice
 
         self.voice = TwoStageVoice()
         front = FrontEnd(self.voice.config)
-        self.ids = np.asarray(front.sentence_ids(front.units(split_words(ROUND_TRIP_TEXT))), np.int64)
+        self.ids = np.asarray(front.text_ids(ROUND_TRIP_TEXT), np.int64)
         self.latent, _ = self.voice.stage1(self.ids)
         return f"{self.voice.split.text.parent}: {self.latent.shape[-1]} latent frames from {self.ids.size} ids"
 

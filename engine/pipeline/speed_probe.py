@@ -26,7 +26,7 @@ import numpy as np
 
 from engine.audio.resample import resample
 from engine.pipeline.models import Models
-from engine.tts.frontend import FrontEnd, split_words
+from engine.tts.frontend import FrontEnd
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ class _ProbeWork:
         self.models = models
         voice = models.voice
         front = FrontEnd(voice.config)
-        self.ids = np.asarray(front.sentence_ids(front.units(split_words(PROBE_TEXT))), np.int64)
+        self.ids = np.asarray(front.text_ids(PROBE_TEXT), np.int64)
         audio = self.voice_piece()
         self.voice_audio_s = audio.size / voice.sample_rate
         spoken = resample(audio, voice.sample_rate, RECOGNIZER_SAMPLE_RATE).astype(np.float32)

@@ -116,6 +116,10 @@ class FrontEnd:
         ids.extend(self._id_map[EOS])
         return tuple(ids)
 
+    def text_ids(self, text: str) -> tuple[int, ...]:
+        """``sentence_ids`` of a whole text at once (a fixed sentence: the self-test's, the speed probe's)."""
+        return self.sentence_ids(self.units(split_words(text)))
+
     @property
     def prefix_ids(self) -> tuple[int, ...]:
         return (*self._id_map[BOS], *self._id_map[PAD])
