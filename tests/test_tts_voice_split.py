@@ -9,7 +9,7 @@ import onnx
 import pytest
 
 from engine.tts.frontend import FrontEnd, split_words
-from engine.tts.voice import TwoStageVoice, bundled_voice_paths
+from engine.tts.voice import LIKELY_FRAMES_PER_ID, TwoStageVoice, bundled_voice_paths
 from engine.tts.voice_split import FLOW_MARGIN, FRAME_MASK, MANIFEST, PRIOR, VoiceSplitError, split_voice
 
 pytestmark = pytest.mark.slow
@@ -63,6 +63,35 @@ def test_the_flow_on_a_slice_and_its_margin_gives_the_latent_of_the_whole(
     feeds = {PRIOR: prior[None, :, 100 - half : 140 + half], FRAME_MASK: np.ones((1, 1, 40 + 2 * half), np.float32)}
     narrow = voice._flow.run(None, feeds)[0][0]
     assert np.abs(narrow[:, half:-half] - whole[:, 100:140]).max() > 1e-3
+
+
+def test_noise_for_the_likely_frames_gives_what_the_full_bound_gives(voice: TwoStageVoice, frontend: FrontEnd) -> None:
+    """Stage I's text part is given latent noise for the frames a window likely needs, not the bound no input exceeds
+    (that much noise cost a fifth of its compute); a window that needs more (a voice slowed tenfold) is run again
+    with the full bound, and both give what the full bound alone gives."""
+    ids = sentence_ids(frontend, "Far beyond the misty hills, an old lighthouse keeper counted the passing ships.")
+
+    class Counting:
+        def __init__(self, session: object) -> None:
+            self.session, self.calls = session, 0
+
+        def run(self, *args: object) -> object:
+            self.calls += 1
+            return self.session.run(*args)  # type: ignore[attr-defined]
+
+    text = voice._text
+    try:
+        for rate, calls in ((1.0, 1), (0.1, 2)):
+            voice.rate = rate
+            voice._text = counting = Counting(text)  # type: ignore[assignment]
+            prior, durations = voice.stage1_prior(ids, 5, 300)
+            assert counting.calls == calls
+            full_prior, full_durations = text.run(None, voice._feeds(ids, 5, 300))
+            assert np.array_equal(prior, full_prior[0])
+            assert np.array_equal(durations, full_durations.reshape(-1))
+        assert durations.sum() > len(ids) * LIKELY_FRAMES_PER_ID  # the slow voice did need more than the likely
+    finally:
+        voice._text, voice.rate = text, 1.0
 
 
 def test_sessions_plan_no_memory_pattern_per_input_length(voice: TwoStageVoice) -> None:

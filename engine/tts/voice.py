@@ -26,7 +26,13 @@ from engine.tts.voice_split import (
 log = logging.getLogger(__name__)
 
 HOP = 256  # samples per latent frame (the decoder's upsampling strides 8·8·4)
-FRAMES_PER_PHONEME_BOUND = 64  # latent noise passed per phoneme id; the graph slices what it needs
+FRAMES_PER_PHONEME_BOUND = 64  # latent noise per phoneme id that no input exceeds; the graph slices what it needs
+# What a call passes first: a window's frames are 2-3 per id on average (at most 40 for one id, measured on
+# ../shared/speech at rates 0.7-1.4), so 16 per id and 64 for a single long pause cover every window seen. Passing
+# the full bound instead cost ~20 % of Stage I's text part: 64 frames per id over 160 ids of left context span more
+# noise blocks than ``noise.MAX_CACHED_BLOCKS``, so every call drew them all again.
+LIKELY_FRAMES_PER_ID = 16
+LIKELY_EXTRA_FRAMES = 64
 SEED_STREAM_DURATION = 1
 SEED_STREAM_LATENT = 2
 
@@ -88,19 +94,16 @@ class TwoStageVoice:
         config_path = Path(config_path) if config_path else model_path.with_name(model_path.name + ".json")
         self.config = VoiceConfig.load(config_path)
         self.split: SplitVoice = split_voice(model_path, cache_root)
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        # Without the arena, the memory a long full-sentence decode takes is given back afterwards.
-        options.enable_cpu_mem_arena = False
-        # The memory pattern is planned and kept per input shape; every chunk has its own length, so with it a
-        # session's memory grew for as long as new lengths came (+190 MB over 4000 chunks of random lengths).
-        options.enable_mem_pattern = False
+        options = _session_options(threads)
+        # A call given too little noise fails and is run again (``stage1_prior``): not an error worth onnxruntime's
+        # own line on stderr; the exception still says what went wrong.
+        text_options = _session_options(threads, quiet=True)
         try:
             self._text, self._flow, self._stage2 = (
-                ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-                for path in (self.split.text, self.split.flow, self.split.stage2)
-            )
+                ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+                for path, opts in ((self.split.text, text_options), (self.split.flow, options),
+                                   (self.split.stage2, options))
+            )  # fmt: skip
         except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph types
             raise VoiceSplitError(f"cannot load the split voice graphs from {self.split.text.parent}: {exc}") from exc
         self._options = options
@@ -122,14 +125,18 @@ class TwoStageVoice:
         c = self.config
         return np.array([c.noise_scale, c.length_scale / self.rate, c.noise_w], dtype=np.float32)
 
-    def _feeds(self, ids: np.ndarray, phoneme_offset: int, frame_offset: int) -> dict[str, np.ndarray]:
+    def _feeds(
+        self, ids: np.ndarray, phoneme_offset: int, frame_offset: int, frames: int | None = None
+    ) -> dict[str, np.ndarray]:
+        """The text part's inputs, with ``frames`` of latent noise (default: as many as any input could need)."""
         n = int(ids.shape[-1])
+        frames = n * FRAMES_PER_PHONEME_BOUND if frames is None else frames
         return {
             "input": ids.reshape(1, -1).astype(np.int64),
             "input_lengths": np.array([n], dtype=np.int64),
             "scales": self._scales(),
             NOISE_DURATION_INPUT: self.duration_noise.take(phoneme_offset, n)[None],
-            NOISE_LATENT_INPUT: self.latent_noise.take(frame_offset, n * FRAMES_PER_PHONEME_BOUND)[None],
+            NOISE_LATENT_INPUT: self.latent_noise.take(frame_offset, frames)[None],
         }
 
     def stage1(self, ids: np.ndarray, phoneme_offset: int = 0, frame_offset: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -143,7 +150,13 @@ class TwoStageVoice:
         """Stage I's first part: phoneme ids → (the prior's sample ``[192, frames]``, frames per id ``[ids]``)."""
         if len(ids) == 0:
             return np.zeros((LATENT_CHANNELS, 0), np.float32), np.zeros(0, np.int64)
-        prior, durations = self._text.run(None, self._feeds(np.asarray(ids), phoneme_offset, frame_offset))
+        ids = np.asarray(ids)
+        likely = len(ids) * LIKELY_FRAMES_PER_ID + LIKELY_EXTRA_FRAMES
+        try:
+            prior, durations = self._text.run(None, self._feeds(ids, phoneme_offset, frame_offset, likely))
+        except Exception:  # onnxruntime's Fail: the frames outnumber the noise given (or another fault, raised below)
+            log.debug("%d ids needed more than %d frames of noise; running again with the full bound", len(ids), likely)
+            prior, durations = self._text.run(None, self._feeds(ids, phoneme_offset, frame_offset))
         return prior[0], durations.reshape(-1).astype(np.int64)
 
     def latent_frames(self, prior: np.ndarray, start: int, stop: int) -> np.ndarray:
@@ -175,3 +188,19 @@ class TwoStageVoice:
         if self._full is None:
             self._full = ort.InferenceSession(str(self.split.full), self._options, providers=["CPUExecutionProvider"])
         return self._full.run(None, self._feeds(np.asarray(ids), 0, 0))[0].reshape(-1)
+
+
+def _session_options(threads: int, quiet: bool = False):  # noqa: ANN202 - onnxruntime.SessionOptions
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    # Without the arena, the memory a long full-sentence decode takes is given back afterwards.
+    options.enable_cpu_mem_arena = False
+    # The memory pattern is planned and kept per input shape; every chunk has its own length, so with it a
+    # session's memory grew for as long as new lengths came (+190 MB over 4000 chunks of random lengths).
+    options.enable_mem_pattern = False
+    if quiet:
+        options.log_severity_level = 4  # fatal only
+    return options
