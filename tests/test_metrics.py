@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import pytest
@@ -46,4 +47,5 @@ def test_machine_info() -> None:
     info = machine_info()
     assert info["cores"] >= 1 and info["cpu_model"]
     assert info["packages"]["numpy"]
+    assert info["blas_threads"] == os.environ["OPENBLAS_NUM_THREADS"]  # set by ``engine`` unless the user had
     json.dumps(info)

@@ -47,4 +47,5 @@ def machine_info() -> dict[str, object]:
         "platform": platform.platform(),
         "python": platform.python_version(),
         "packages": package_versions(),
+        "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),  # numpy's BLAS threads (``engine`` sets 1)
     }

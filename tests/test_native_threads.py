@@ -1,0 +1,54 @@
+"""numpy's BLAS runs on one thread in every liveshadow process: its idle threads spun on the cores the recognizer and
+the voice need (docs/robustness.md, nineteenth pass)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# In a fresh interpreter: import the given package, then numpy, and ask the OpenBLAS numpy loaded how many threads
+# it uses (its symbols carry a prefix and suffix in numpy's own build).
+PROBE = """
+import ctypes, sys
+import {package}
+import numpy
+libraries = sorted({{line.split()[-1] for line in open("/proc/self/maps") if "openblas" in line.lower()}})
+for library in libraries:
+    for name in ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_", "openblas_get_num_threads"):
+        function = getattr(ctypes.CDLL(library), name, None)
+        if function is not None:
+            print(function())
+            sys.exit(0)
+print("unknown")
+"""
+
+
+def blas_threads(package: str, env_value: str | None) -> str:
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    if env_value is not None:
+        env["OPENBLAS_NUM_THREADS"] = env_value
+    done = subprocess.run([sys.executable, "-c", PROBE.format(package=package)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
+    return done.stdout.strip()
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads the loaded libraries from /proc")
+@pytest.mark.parametrize("package", ["engine", "app"])
+def test_numpys_blas_runs_on_one_thread_after_liveshadow_is_imported(package: str) -> None:
+    if blas_threads("json", None) == "unknown":
+        pytest.skip("this numpy's BLAS does not say how many threads it uses")
+    if (os.cpu_count() or 1) >= 2:
+        assert blas_threads("json", None) != "1"  # what numpy does on its own: a thread per core
+    assert blas_threads(package, None) == "1"
+
+
+def test_a_blas_thread_count_the_user_set_stands() -> None:
+    if blas_threads("json", None) == "unknown" or (os.cpu_count() or 1) < 2:
+        pytest.skip("needs a BLAS that says its threads, on two cores or more")
+    assert blas_threads("engine", "2") == "2"
