@@ -6,6 +6,7 @@ import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -107,7 +108,7 @@ class TwoStageVoice:
         except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph types
             raise VoiceSplitError(f"cannot load the split voice graphs from {self.split.text.parent}: {exc}") from exc
         self._options = options
-        self._full = None
+        self._full: Any = None  # the unsplit graph, loaded the first time it is asked for
         self.rate = 1.0  # speaking rate: 1.2 speaks 20 % faster (the voice's length scale divided by it)
         self.seed = seed
         self.duration_noise = PositionalNoise(seed, 2, SEED_STREAM_DURATION)
