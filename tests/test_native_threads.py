@@ -38,17 +38,25 @@ def blas_threads(package: str, env_value: str | None) -> str:
     return done.stdout.strip()
 
 
-@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads the loaded libraries from /proc")
-@pytest.mark.parametrize("package", ["engine", "app"])
-def test_numpys_blas_runs_on_one_thread_after_liveshadow_is_imported(package: str) -> None:
-    if blas_threads("json", None) == "unknown":
+@pytest.fixture(scope="module")
+def numpys_own_threads() -> str:
+    """What numpy's BLAS uses without liveshadow (a fresh interpreter each time, so asked once)."""
+    if not Path("/proc/self/maps").exists():
+        pytest.skip("reads the loaded libraries from /proc")
+    threads = blas_threads("json", None)
+    if threads == "unknown":
         pytest.skip("this numpy's BLAS does not say how many threads it uses")
+    return threads
+
+
+@pytest.mark.parametrize("package", ["engine", "app"])
+def test_numpys_blas_runs_on_one_thread_after_liveshadow_is_imported(package: str, numpys_own_threads: str) -> None:
     if (os.cpu_count() or 1) >= 2:
-        assert blas_threads("json", None) != "1"  # what numpy does on its own: a thread per core
+        assert numpys_own_threads != "1"  # what numpy does on its own: a thread per core
     assert blas_threads(package, None) == "1"
 
 
-def test_a_blas_thread_count_the_user_set_stands() -> None:
-    if blas_threads("json", None) == "unknown" or (os.cpu_count() or 1) < 2:
-        pytest.skip("needs a BLAS that says its threads, on two cores or more")
+def test_a_blas_thread_count_the_user_set_stands(numpys_own_threads: str) -> None:
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("needs two cores or more")
     assert blas_threads("engine", "2") == "2"
