@@ -31,7 +31,10 @@ from engine.pipeline.summary import UNDERRUNS_FORCED, UNDERRUNS_SHORT_NOTICE
 log = logging.getLogger(__name__)
 
 WINDOWS = 6  # the session is summarized in this many equal parts
+# Memory is sampled once per second of the session's own time, not of wall time: a simulated run goes faster than
+# real time, and on a faster machine a 30 s soak took so little wall time that one of its six windows had no sample.
 RSS_EVERY_S = 1.0
+POLL_S = 0.05  # wall time between looks at the session's clock
 
 
 def _windows(times: list[float], values: list[float], total_s: float) -> list[dict]:
@@ -69,8 +72,12 @@ def run_soak(
 
     def sample() -> None:
         last_report = -60.0
-        while not done.wait(RSS_EVERY_S):
+        last_sample: float | None = None
+        while not done.wait(POLL_S):
             at = session.snapshot().session_s
+            if last_sample is not None and at - last_sample < RSS_EVERY_S:
+                continue
+            last_sample = at
             memory.append((at, process.memory_info().rss / 1e6))
             if progress and at - last_report >= 60:
                 progress(f"{at / 60:.0f} of {minutes:g} minutes")
