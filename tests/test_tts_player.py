@@ -153,6 +153,38 @@ def test_a_short_piece_that_restarts_a_silent_voice_waits_for_the_next(
         assert ready == sorted(ready) and ready[-1] - ready[0] > 0.05  # each as it was made
 
 
+def test_a_piece_whose_words_came_while_the_voice_spoke_is_not_held(voice: TwoStageVoice) -> None:
+    """The restart hold is for words that came after the voice fell silent (the wait is the speaker's). Words that
+    came while it still spoke, made only after it ran out (a slow machine: compute charged × 100), are delivered as
+    made: holding them would itself make a gap whose words were there, an underrun (two in a sonnet at
+    ``--cpu-slowdown 2``)."""
+    end = [0.0]  # when the voice queued so far ends
+    ready: list[list[float]] = []
+
+    def play(piece) -> None:
+        at = worker.piece_time()
+        ready[-1].append(at)
+        end[0] = max(end[0], at) + piece.audio_s
+
+    worker = SynthesisWorker(
+        IncrementalSynthesizer(voice, make_policy("lookahead-1")), play, clock=SimulatedClock(compute_scale=100.0),
+        audio_in_hand=lambda now: max(end[0] - now, 0.0), hurry_below_s=1.0,
+    )  # fmt: skip
+    worker.restart_min_s = 1000.0  # any piece that restarts a silent voice would wait for the rest of its command
+    words = TEXT.split()
+    for at_s in (0.0, "while speaking", "after a silence"):  # the first words, then two commands of the same words
+        ready.append([])
+        start = end[0] - 0.5 if at_s == "while speaking" else end[0] + 5.0 if at_s == "after a silence" else at_s
+        worker.feed(words, at_s=start)  # a whole sentence: every piece comes from this one command
+        assert worker.wait_idle(120)
+        assert len(ready[-1]) > 2
+        assert ready[-1][0] > start + 0.5  # the first piece was made after the voice ran out
+    worker.close()
+    first, speaking, silence = ready
+    assert max(first) - min(first) < 0.01 and max(silence) - min(silence) < 0.01  # held: all at the command's end
+    assert speaking == sorted(speaking) and speaking[-1] - speaking[0] > 1.0  # each as it was made
+
+
 def test_without_short_pieces_an_urgent_voice_still_makes_whole_chunks(voice: TwoStageVoice) -> None:
     """A slow machine's degradation (``pace.whole_chunks``): about to run out, the voice still waits for a whole
     chunk, so it makes fewer, longer pieces; every word is spoken once, in order, all the same."""

@@ -82,6 +82,7 @@ class SynthesisWorker:
         self.restart_min_s = 0.0
         self.short_pieces = True  # False: no urgent short chunks, only overdue ones (a slow machine's degradation)
         self._held: list[tuple[int, AudioPiece]] = []  # (generation, piece)
+        self._voice_until: float | None = None  # when the voice delivered so far ends, as seen after its last piece
         self._waiting_since: float | None = None  # when the oldest fed word no piece holds yet arrived
         self._span: ComputeSpan | None = None
         self._command_at: float | None = None
@@ -170,7 +171,7 @@ class SynthesisWorker:
                     if sum(p.audio_s for _, p in self._held) >= self.restart_min_s:
                         self._release()
                     return
-                self._on_piece(piece)
+                self._emit(piece)
 
             self.synthesizer.on_piece = deliver
             if command.kind != "tick":
@@ -235,6 +236,7 @@ class SynthesisWorker:
             self.synthesizer.flush()
         elif command.kind == "reset":
             self.synthesizer.cancel()  # pieces still held were made before the cancel: ``_release`` drops them
+            self._voice_until = None  # the owner stops the voice with a cancel
         self._release()
         self._waiting_since = None  # each of these leaves no fed word waiting
 
@@ -251,8 +253,24 @@ class SynthesisWorker:
 
     def _short_restart(self, piece: AudioPiece) -> bool:
         """``piece`` would start the voice from silence and end before another could follow it (a sentence's last
-        piece never waits: a pause may follow it)."""
-        return 0 < piece.audio_s < self.restart_min_s and not piece.sentence_end and self._silent()
+        piece never waits: a pause may follow it), and its words came after the voice fell silent."""
+        return (0 < piece.audio_s < self.restart_min_s and not piece.sentence_end and self._silent()
+                and self._starved())  # fmt: skip
+
+    def _starved(self) -> bool:
+        """The voice fell silent before the words being made arrived, so a wait now is the speaker's (METRICS.md's
+        ``starved_s``). Had they come while it still spoke, holding their piece would itself make a gap whose words
+        were there, an underrun, for one that might never come (the sonnet at ``--cpu-slowdown 2``: both underruns
+        of a run were pieces held so, whose next pieces were ready before they would have ended)."""
+        until, arrived = self._voice_until, self._command_at
+        return until is None or arrived is None or until < arrived
+
+    def _emit(self, piece: AudioPiece) -> None:
+        """Hand ``piece`` on and note when the voice will now end."""
+        self._on_piece(piece)
+        if self._audio_in_hand is not None:
+            now = self._now()
+            self._voice_until = now + self._audio_in_hand(now)
 
     def _release_after_error(self) -> None:
         """The pieces held before a failure are still spoken."""
@@ -267,7 +285,7 @@ class SynthesisWorker:
         held, self._held = self._held, []
         for generation, piece in held:
             if generation == self._generation:
-                self._on_piece(piece)
+                self._emit(piece)
 
     def _waited_too_long(self) -> bool:
         """The oldest fed word not yet in a piece arrived more than ``max_wait_s`` ago."""
