@@ -172,9 +172,9 @@ def test_a_piece_whose_words_came_while_the_voice_spoke_is_not_held(voice: TwoSt
     )  # fmt: skip
     worker.restart_min_s = 1000.0  # any piece that restarts a silent voice would wait for the rest of its command
     words = TEXT.split()
-    for at_s in (0.0, "while speaking", "after a silence"):  # the first words, then two commands of the same words
+    for case in ("first", "while speaking", "after a silence"):  # the first words, then the same words twice more
         ready.append([])
-        start = end[0] - 0.5 if at_s == "while speaking" else end[0] + 5.0 if at_s == "after a silence" else at_s
+        start = {"first": 0.0, "while speaking": end[0] - 0.5, "after a silence": end[0] + 5.0}[case]
         worker.feed(words, at_s=start)  # a whole sentence: every piece comes from this one command
         assert worker.wait_idle(120)
         assert len(ready[-1]) > 2
