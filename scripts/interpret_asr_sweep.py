@@ -7,7 +7,8 @@ A configuration is a commit policy (``la2``, ``la3``, ...) with optional parts j
 time between steps, default 0.3 s), ``holdS`` (the hold bound, default 3 s), ``gapS`` (local agreement against the
 newest hypothesis at least S seconds older instead of the previous one), ``notail`` (the last decode keeps the
 trailing quiet), ``padS`` (the silence Whisper's short window adds after the buffer, default 1 s), ``endS`` (a pause
-this long ends an utterance, as interpreting's ``interpret_endpoint_s``; default none). Prints corpus BLEU and chrF,
+this long ends an utterance, as interpreting's ``interpret_endpoint_s``; default none), ``beamN`` (the decoder's beam;
+default interpreting's ``interpret_beam_size``). Prints corpus BLEU and chrF,
 the median real-time factor and commit latency, BLEU by language.
 """
 
@@ -81,11 +82,12 @@ def run(configs: list[str]) -> None:
     vad = SileroVad()
     audio = {e["id"]: load_audio(e["path"]) for e in entries}
     references = [e["translation"] for e in entries]
-    finish_tail_s, padding_s = streaming.FINISH_TAIL_S, backend.padding_s
+    finish_tail_s, padding_s, beam_size = streaming.FINISH_TAIL_S, backend.padding_s, backend.beam_size
     for name in configs:
         policy, step_s, hold_s, gap_s, endpoint_s = name.split("_")[0], 0.3, 3.0, None, None
         streaming.FINISH_TAIL_S = finish_tail_s
         backend.padding_s = padding_s
+        backend.beam_size = beam_size
         for part in name.split("_")[1:]:
             if part.startswith("step"):
                 step_s = float(part[4:])
@@ -99,6 +101,8 @@ def run(configs: list[str]) -> None:
                 backend.padding_s = float(part[3:])
             elif part.startswith("end"):
                 endpoint_s = float(part[3:])
+            elif part.startswith("beam"):
+                backend.beam_size = int(part[4:])
         texts, rtfs, latencies = [], [], []
         for entry in entries:
             backend.set_language(entry["lang"])
@@ -127,6 +131,7 @@ def run(configs: list[str]) -> None:
         sys.stdout.flush()
     streaming.FINISH_TAIL_S = finish_tail_s
     backend.padding_s = padding_s
+    backend.beam_size = beam_size
 
 
 if __name__ == "__main__":

@@ -83,8 +83,30 @@ def test_base_detects_french_and_translates_spanish_into_english(tmp_path: Path,
     assert language == "fr" and probability > 0.5
     spanish = _entry(speech_xx_dir, "es")
     backend.language = "es"
-    english = " ".join(w.text for w in backend.transcribe_offline(load_audio(speech_xx_dir / spanish["wav"])))
+    audio = load_audio(speech_xx_dir / spanish["wav"])
+    english = " ".join(w.text for w in backend.transcribe_offline(audio))
     assert bleu([spanish["translation"]], [english]) > 30, english
+    backend.beam_size = 2  # interpreting's default: the same sentence through a beam, in the streaming short window
+    beamed = backend.transcribe(audio)
+    assert bleu([spanish["translation"]], [" ".join(w.text for w in beamed)]) > 30, beamed
+    assert all(0 <= w.start_s <= w.end_s <= audio.size / 16000 + 0.05 for w in beamed)  # aligned in the audio
+
+
+def test_interpreting_decodes_with_a_beam_and_shadowing_greedily() -> None:
+    from engine.asr.whisper_backend import WhisperBackend
+    from engine.pipeline.config import ShadowConfig
+    from engine.pipeline.models import load_backend
+
+    assert load_backend(ShadowConfig()).beam_size == 1
+    assert load_backend(ShadowConfig(model="base")).beam_size == 1
+    interpreting = ShadowConfig(translate_from="es")
+    assert load_backend(interpreting).beam_size == interpreting.interpret_beam_size == 2
+    assert load_backend(ShadowConfig(translate_from="es", interpret_beam_size=1)).beam_size == 1
+    assert interpreting.models_key() != ShadowConfig(translate_from="es", interpret_beam_size=5).models_key()
+    with pytest.raises(ValueError, match="beam size"):
+        ShadowConfig(translate_from="es", interpret_beam_size=0)
+    with pytest.raises(AsrError, match="beam size"):
+        WhisperBackend(threads=1, beam_size=0)
 
 
 def test_an_english_only_model_refuses_to_translate() -> None:

@@ -118,11 +118,14 @@ class WhisperBackend:
         language: str | None = "en",
         task: str = "transcribe",
         min_avg_logprob: float | None = FAILED_DECODE_LOGPROB,
+        beam_size: int = 1,
     ) -> None:
         from faster_whisper import WhisperModel
 
         if task not in TASKS:
             raise AsrError(f"unknown Whisper task {task!r} ({' or '.join(TASKS)})")
+        if not 1 <= beam_size <= 10:
+            raise AsrError(f"the beam size must be between 1 and 10, not {beam_size}")
 
         path = Path(model_path) if model_path else bundled_model_path()
         if not (path / "model.bin").is_file():
@@ -145,6 +148,7 @@ class WhisperBackend:
         self.short_window = short_window
         self.padding_s = padding_s
         self.max_new_tokens = max_new_tokens
+        self.beam_size = beam_size  # 1: greedy
         self._encode_frames: int | None = None
         self.multilingual = bool(self._model.model.is_multilingual)
         if not self.multilingual and task != "transcribe":
@@ -210,7 +214,7 @@ class WhisperBackend:
             audio,
             language=self.language,
             task=self.task,
-            beam_size=1,
+            beam_size=self.beam_size,
             temperature=0.0,
             without_timestamps=True,
             word_timestamps=True,

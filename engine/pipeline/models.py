@@ -31,7 +31,8 @@ def load_backend(config: ShadowConfig) -> AsrBackend:
             model = str(whisper_base_model.model_dir())
         if config.translate_from is None:
             return WhisperBackend(model, threads=config.asr_threads)
-        return WhisperBackend(model, threads=config.asr_threads, language=_source_language(config), task="translate")
+        return WhisperBackend(model, threads=config.asr_threads, language=_source_language(config), task="translate",
+                              beam_size=config.interpret_beam_size)  # fmt: skip
     if config.backend == "vosk":
         from engine.asr.vosk_backend import VoskBackend
 
