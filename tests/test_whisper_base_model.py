@@ -87,7 +87,11 @@ def test_base_detects_french_and_translates_spanish_into_english(tmp_path: Path,
     english = " ".join(w.text for w in backend.transcribe_offline(audio))
     assert bleu([spanish["translation"]], [english]) > 30, english
     backend.beam_size = 2  # interpreting's default: the same sentence through a beam, in the streaming short window
+    beams: list[int] = []
+    decode = backend._model.transcribe
+    backend._model.transcribe = lambda *args, **kwargs: (beams.append(kwargs["beam_size"]), decode(*args, **kwargs))[1]
     beamed = backend.transcribe(audio)
+    assert beams and set(beams) == {2}  # the beam reached the decoder
     assert bleu([spanish["translation"]], [" ".join(w.text for w in beamed)]) > 30, beamed
     assert all(0 <= w.start_s <= w.end_s <= audio.size / 16000 + 0.05 for w in beamed)  # aligned in the audio
 
