@@ -8,8 +8,9 @@ time between steps, default 0.3 s), ``holdS`` (the hold bound, default 3 s), ``g
 newest hypothesis at least S seconds older instead of the previous one), ``notail`` (the last decode keeps the
 trailing quiet), ``padS`` (the silence Whisper's short window adds after the buffer, default 1 s), ``endS`` (a pause
 this long ends an utterance, as interpreting's ``interpret_endpoint_s``; default none), ``beamN`` (the decoder's beam;
-default interpreting's ``interpret_beam_size``). Prints corpus BLEU and chrF,
-the median real-time factor and commit latency, BLEU by language.
+default interpreting's ``interpret_beam_size``), ``fprev`` (the hold bound commits held words as the previous
+hypothesis had them, as interpreting's ``interpret_force_previous``; default: as the newest has them). Prints corpus
+BLEU and chrF, the median real-time factor and commit latency, BLEU by language.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ def run(configs: list[str]) -> None:
     references = [e["translation"] for e in entries]
     finish_tail_s, padding_s, beam_size = streaming.FINISH_TAIL_S, backend.padding_s, backend.beam_size
     for name in configs:
-        policy, step_s, hold_s, gap_s, endpoint_s = name.split("_")[0], 0.3, 3.0, None, None
+        policy, step_s, hold_s, gap_s, endpoint_s, force_previous = name.split("_")[0], 0.3, 3.0, None, None, False
         streaming.FINISH_TAIL_S = finish_tail_s
         backend.padding_s = padding_s
         backend.beam_size = beam_size
@@ -101,6 +102,8 @@ def run(configs: list[str]) -> None:
                 backend.padding_s = float(part[3:])
             elif part.startswith("end"):
                 endpoint_s = float(part[3:])
+            elif part == "fprev":
+                force_previous = True
             elif part.startswith("beam"):
                 backend.beam_size = int(part[4:])
         texts, rtfs, latencies = [], [], []
@@ -108,7 +111,7 @@ def run(configs: list[str]) -> None:
             backend.set_language(entry["lang"])
             vad.reset()
             commit = GapAgreement(gap_s) if gap_s else make_commit_policy(policy)
-            config = StreamConfig(max_hold_s=hold_s, endpoint_s=endpoint_s)
+            config = StreamConfig(max_hold_s=hold_s, endpoint_s=endpoint_s, force_previous=force_previous)
             recognizer = StreamingRecognizer(backend, commit, vad, config)
             if isinstance(commit, GapAgreement):
                 commit.heard_s = lambda r=recognizer: r.audio_in_s

@@ -94,6 +94,29 @@ def test_words_the_hypotheses_never_agree_on_are_committed_within_the_bound() ->
     assert max(recognizer.buffer_s for _ in [0]) <= recognizer.config.trim_s + 1.0
 
 
+def test_forced_words_can_be_taken_as_the_hypothesis_before_had_them() -> None:
+    """``force_previous``: the words the bound commits read as the previous step's tentative words did (those a voice
+    made ahead), not as the newest hypothesis flipped its first one; no word is lost or committed twice; the bound
+    holds. Without it, each forcing step commits the newest reading, which never matches the one before."""
+    for force_previous in (True, False):
+        recognizer = make(config=StreamConfig(force_previous=force_previous))
+        committed, forcing_steps, as_before, tentative = [], 0, 0, []
+        for n in range(100):
+            recognizer.insert_audio(np.zeros(int(0.3 * SAMPLE_RATE), np.float32))
+            now = (n + 1) * 0.3
+            step = recognizer.step(now)
+            if step.committed:
+                forcing_steps += 1
+                assert step.forced == len(step.committed)  # the flipped first word: local agreement never agrees
+                as_before += [w.text for w in step.committed] == [w.text for w in tentative[: len(step.committed)]]
+            assert all(now - w.end_s <= recognizer.config.max_hold_s + 0.3 + 1e-6 for w in step.committed)
+            committed += step.committed
+            tentative = step.tentative
+        assert len(committed) > 60 and forcing_steps > 20
+        assert [w.text.rstrip("ab") for w in committed] == [f"w{i}" for i in range(len(committed))]
+        assert as_before == (forcing_steps if force_previous else 0)
+
+
 def test_words_the_hypotheses_agree_on_are_not_marked_forced() -> None:
     recognizer = make(flip=False)
     committed = [w for _, words in run(recognizer, 10.0) for w in words]

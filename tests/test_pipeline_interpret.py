@@ -6,6 +6,8 @@ import csv
 import json
 import subprocess
 import sys
+from dataclasses import replace
+from itertools import takewhile
 from pathlib import Path
 
 import numpy as np
@@ -67,6 +69,37 @@ def test_a_pause_ends_an_utterance_and_its_silence_is_not_decoded(speech_xx_dir:
     late = [w for w in committed if w.commit_s > second_start]
     assert "mountains" in {w.text.lower().strip(",.") for w in late}
     assert all(w.start_s >= second_start - 0.5 for w in late)
+
+
+def test_words_the_hold_bound_commits_are_those_the_hypothesis_before_had(speech_xx_dir: Path) -> None:
+    """Real translation hypotheses, which reword from one step to the next: where the previous step's tentative
+    words (those the voice made ahead) reach past the hold bound's horizon, the bound commits those, and with the
+    option off it never does (they would have been agreed on). A bound of 1.5 s makes it force often on 8 s."""
+    entry = next(e for e in map(json.loads, (speech_xx_dir / "manifest.jsonl").read_text().splitlines())
+                 if e["id"] == "cv_es_19717026")  # fmt: skip
+    audio = load_audio(speech_xx_dir / entry["wav"])
+    config = ShadowConfig(translate_from="es")
+    models = Models.load(config)
+    matches = {}
+    for force_previous in (True, False):
+        recognizer = models.recognizer(replace(config, interpret_force_previous=force_previous))
+        recognizer.config = replace(recognizer.config, max_hold_s=1.5)
+        assert recognizer.config.force_previous is force_previous
+        tentative, matched, committed = [], [], []
+        for n, block in enumerate(np.array_split(audio, int(np.ceil(audio.size / 16000)))):
+            recognizer.insert_audio(block)
+            horizon = recognizer.audio_in_s - recognizer.config.max_hold_s
+            step = recognizer.step(n + 1.0)
+            agreed = len(step.committed) - step.forced
+            before = list(takewhile(lambda w, horizon=horizon: w.end_s <= horizon, tentative[agreed:]))
+            if step.forced and before:  # else the previous step had no word there: the newest reading is taken
+                matched.append([w.text for w in step.committed[agreed:]] == [w.text for w in before])
+            committed += step.committed
+            tentative = step.tentative
+        assert [w.start_s for w in committed] == sorted(w.start_s for w in committed)  # in the order said
+        matches[force_previous] = matched
+    assert matches[True] and all(matches[True]), matches
+    assert matches[False] and not any(matches[False]), matches
 
 
 def test_the_spoken_language_is_detected_from_the_first_seconds(speech_xx_dir: Path) -> None:

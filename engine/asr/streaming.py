@@ -5,7 +5,8 @@ the commit policy decide which leading words of the rest become final. Whatever 
 
 - a word is never held longer than ``max_hold_s`` after it was said: hypotheses that keep changing earlier in a
   long buffer (fast speech the recognizer does not punctuate) would otherwise let local agreement hold every word
-  until the buffer cap forced them out;
+  until the buffer cap forced them out. With ``force_previous`` (interpreting) such words are committed as the
+  hypothesis before this one had them, where it had any: those are the tentative words a voice has made ahead;
 - once the buffer is longer than ``trim_s`` it is cut at the last committed sentence end, else at a pause in the
   speech after a committed word, else after the last committed word; ``max_buffer_s`` is a backstop (audio past it
   is dropped, logged and counted in ``dropped_audio_s``);
@@ -95,6 +96,10 @@ class StreamConfig:
     # has them (decoded up to the speech's end) and the buffer is cut there (None: never; ``_endpoint``)
     endpoint_s: float | None = None
     quiet_keep_s: float = 0.5  # audio kept before speech starts when a quiet buffer is dropped
+    # the hold bound commits held words as the previous hypothesis had them (the tentative words a voice made ahead
+    # when it ran low) instead of as this one has them, which nothing made ahead can match (docs/interpreting.md,
+    # fifteenth round)
+    force_previous: bool = False
     use_prompt: bool = False
     prompt_chars: int = 200
 
@@ -257,18 +262,25 @@ class StreamingRecognizer:
             self.pause_words += result.at_pause
             n = len(tail)
         # Hypotheses that keep changing hold words back: whatever ended more than ``max_hold_s`` before the audio's
-        # end is committed as this hypothesis has it.
+        # end is committed as this hypothesis has it, or with ``force_previous`` as the one before had it.
         hold = self._hold_s()
         horizon = self._offset_s + self.buffer_s - (hold if hold is not None else float("inf"))
         held = next((i for i, w in enumerate(tail) if w.end_s > horizon), len(tail))
-        if held > n:
+        words, rest = list(tail[:n]), list(tail[n:])
+        force_previous = self.config.force_previous and self.policy.streaming
+        before = self._held_before(tail, n, horizon) if held > n and force_previous else []
+        if before:
+            log.debug("committing %d word(s) held over %.1f s as the hypothesis before had them", len(before), hold)
+            covered = self._covered(rest, before)
+            self.policy.advance(covered)
+            words, rest, result.forced = words + before, rest[covered:], len(before)
+        elif held > n:
             log.debug("committing %d word(s) held over %.1f s", held - n, hold)
             self.policy.advance(held - n)
-            result.forced = held - n
-            self.forced_words += held - n
-            n = held
-        result.committed = self._commit(tail[:n], now_s, tail[n:], forced=result.forced, paused=endpoint is not None)
-        self._tail = tail[n:]
+            words, rest, result.forced = list(tail[:held]), list(tail[held:]), held - n
+        self.forced_words += result.forced
+        result.committed = self._commit(words, now_s, rest, forced=result.forced, paused=endpoint is not None)
+        self._tail = rest
         result.tentative = list(self._tail)
         result.paused = self._paused()
         if endpoint is not None:
@@ -279,6 +291,26 @@ class StreamingRecognizer:
         else:
             self._trim()
         return result
+
+    def _held_before(self, tail: Sequence[Word], agreed: int, horizon: float) -> list[Word]:
+        """The previous hypothesis's words after the ``agreed`` ones that ended before ``horizon``; none when its
+        first ``agreed`` words are not this one's (a policy that commits other than a common prefix: hold-n)."""
+        previous = self._tail
+        if len(previous) <= agreed or [w.key for w in previous[:agreed]] != [w.key for w in tail[:agreed]]:
+            return []
+        end = next((i for i in range(agreed, len(previous)) if previous[i].end_s > horizon), len(previous))
+        return list(previous[agreed:end])
+
+    @staticmethod
+    def _covered(rest: Sequence[Word], before: Sequence[Word]) -> int:
+        """How many leading words of ``rest`` (this hypothesis after its agreed words) ``before`` stands for: those
+        that start before its last word ends, and then any that repeat its last words."""
+        count = next((i for i, w in enumerate(rest) if w.start_s > before[-1].end_s - OVERLAP_TOLERANCE_S), len(rest))
+        recent = [w.key for w in before[-MAX_OVERLAP_NGRAM:]]
+        for size in range(min(len(recent), len(rest) - count), 0, -1):
+            if recent[-size:] == [w.key for w in rest[count : count + size]]:
+                return count + size
+        return count
 
     def _endpoint(self) -> int | None:
         """Where this step's decode ends when the speaker has been quiet for ``endpoint_s`` at the buffer's end

@@ -40,6 +40,10 @@ class ShadowConfig:
     # streamed, for about the compute of greedy decoding (docs/interpreting.md, fourteenth round).
     # Transcribing (shadowing) stays greedy: tiny.en's WER did not change, its compute rose by a quarter
     interpret_beam_size: int = 2
+    # interpreting: words the hold bound commits are taken as the previous hypothesis had them (the tentative words
+    # the voice made ahead), not as the newest has them (docs/interpreting.md, fifteenth round: 0-1 underruns a run
+    # against 2-4, BLEU -0.4). Shadowing keeps the newest: none of its underruns held a forced word
+    interpret_force_previous: bool = True
     echo_guard: str = "off"  # "gate": ignore the microphone while the voice plays
     input_device: str | int | None = None
     output_device: str | int | None = None
@@ -90,6 +94,11 @@ class ShadowConfig:
     def endpoint_s(self) -> float | None:
         """The pause that ends an utterance for the recognizer in this mode (None: shadowing does not end them)."""
         return None if self.translate_from is None else self.interpret_endpoint_s
+
+    @property
+    def force_previous(self) -> bool:
+        """The recognizer's hold bound commits held words as the previous hypothesis had them (interpreting)."""
+        return self.translate_from is not None and self.interpret_force_previous
 
     @classmethod
     def from_dict(cls, data: dict) -> ShadowConfig:

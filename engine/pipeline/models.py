@@ -64,5 +64,5 @@ class Models:
                 self.backend.set_language(_source_language(config))  # resets it too
             elif hasattr(self.backend, "reset"):
                 self.backend.reset()
-            return StreamingRecognizer(self.backend, make_commit_policy(config.commit), self.vad,
-                                       StreamConfig(endpoint_s=config.endpoint_s))  # fmt: skip
+            stream = StreamConfig(endpoint_s=config.endpoint_s, force_previous=config.force_previous)
+            return StreamingRecognizer(self.backend, make_commit_policy(config.commit), self.vad, stream)
