@@ -64,7 +64,8 @@ def test_a_pause_ends_an_utterance_and_its_silence_is_not_decoded(speech_xx_dir:
     during_gap = [now for now, step in steps if first_end + 3.0 <= now <= second_start]
     assert during_gap and not any(step.recognized for now, step in steps if now in during_gap)
     early = [w for w in committed if w.commit_s <= first_end + 3.0]
-    assert {"right", "limitations"} <= {w.text.lower().strip(",.") for w in early}, [w.text for w in committed]
+    # its last word, whatever the words the hold bound took before it ("limitations" is one it may reword away)
+    assert {"right", "exemptions"} <= {w.text.lower().strip(",.") for w in early}, [w.text for w in committed]
     assert not [w for w in committed if first_end + 3.0 < w.commit_s <= second_start]
     late = [w for w in committed if w.commit_s > second_start]
     assert "mountains" in {w.text.lower().strip(",.") for w in late}

@@ -42,7 +42,7 @@ class ShadowConfig:
     interpret_beam_size: int = 2
     # interpreting: words the hold bound commits are taken as the previous hypothesis had them (the tentative words
     # the voice made ahead), not as the newest has them (docs/interpreting.md, fifteenth round: 0-1 underruns a run
-    # against 2-4, BLEU -0.4). Shadowing keeps the newest: none of its underruns held a forced word
+    # against 1-4, BLEU -0.4). Shadowing keeps the newest: none of its underruns held a forced word
     interpret_force_previous: bool = True
     echo_guard: str = "off"  # "gate": ignore the microphone while the voice plays
     input_device: str | int | None = None
