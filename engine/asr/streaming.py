@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.asr.backend import SAMPLE_RATE, AsrBackend
-from engine.asr.commit import CommitPolicy
+from engine.asr.commit import CommitPolicy, common_prefix_length
 from engine.asr.speech_filter import SpeechFrames, drop_unspoken
 from engine.asr.vad import FRAME, SileroVad, SpeechGate
 from engine.asr.words import Word, normalize_token
@@ -102,6 +102,16 @@ class StreamConfig:
     force_previous: bool = False
     use_prompt: bool = False
     prompt_chars: int = 200
+
+
+def _repeated(said: Sequence[Word | CommittedWord], words: Sequence[Word]) -> int:
+    """How many leading ``words`` repeat the last of ``said`` (at most ``MAX_OVERLAP_NGRAM``; case and punctuation
+    blind)."""
+    recent = [normalize_token(w.text) for w in said[-MAX_OVERLAP_NGRAM:]]
+    for n in range(min(len(recent), len(words)), 0, -1):
+        if recent[-n:] == [w.key for w in words[:n]]:
+            return n
+    return 0
 
 
 class StreamingRecognizer:
@@ -190,14 +200,9 @@ class StreamingRecognizer:
     def _new_words(self, hypothesis: list[Word]) -> list[Word]:
         """The hypothesis minus what is already committed: by time, then by word overlap at the seam."""
         words = [w for w in hypothesis if w.start_s > self._last_committed_end - OVERLAP_TOLERANCE_S]
-        if words and self._committed:
-            # Whisper may re-time committed words to later in the buffer (after a long pause, say): whatever
-            # repeats the end of the committed text is not new, however it was timed.
-            recent = [w.text for w in self._committed[-MAX_OVERLAP_NGRAM:]]
-            for n in range(min(MAX_OVERLAP_NGRAM, len(recent), len(words)), 0, -1):
-                if [normalize_token(t) for t in recent[-n:]] == [w.key for w in words[:n]]:
-                    return words[n:]
-        return words
+        # Whisper may re-time committed words to later in the buffer (after a long pause, say): whatever repeats the
+        # end of the committed text is not new, however it was timed.
+        return words[_repeated(self._committed, words) :]
 
     def _frames(self) -> SpeechFrames | None:
         """The voice-activity flags of the buffer on the source clock (None without a detector)."""
@@ -296,7 +301,7 @@ class StreamingRecognizer:
         """The previous hypothesis's words after the ``agreed`` ones that ended before ``horizon``; none when its
         first ``agreed`` words are not this one's (a policy that commits other than a common prefix: hold-n)."""
         previous = self._tail
-        if len(previous) <= agreed or [w.key for w in previous[:agreed]] != [w.key for w in tail[:agreed]]:
+        if len(previous) <= agreed or common_prefix_length(previous, tail) < agreed:
             return []
         end = next((i for i in range(agreed, len(previous)) if previous[i].end_s > horizon), len(previous))
         return list(previous[agreed:end])
@@ -306,11 +311,7 @@ class StreamingRecognizer:
         """How many leading words of ``rest`` (this hypothesis after its agreed words) ``before`` stands for: those
         that start before its last word ends, and then any that repeat its last words."""
         count = next((i for i, w in enumerate(rest) if w.start_s > before[-1].end_s - OVERLAP_TOLERANCE_S), len(rest))
-        recent = [w.key for w in before[-MAX_OVERLAP_NGRAM:]]
-        for size in range(min(len(recent), len(rest) - count), 0, -1):
-            if recent[-size:] == [w.key for w in rest[count : count + size]]:
-                return count + size
-        return count
+        return count + _repeated(before, rest[count:])
 
     def _endpoint(self) -> int | None:
         """Where this step's decode ends when the speaker has been quiet for ``endpoint_s`` at the buffer's end
