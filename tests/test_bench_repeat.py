@@ -88,6 +88,7 @@ def test_bench_interpret_repeated_translates_offline_once_and_keeps_every_run(
     assert all(r[m.BLEU] > 0 and r["non_english_words"] == 0 for r in runs)
     over = report["over_runs"]["la2"]
     assert over[m.BLEU]["runs"] == [r[m.BLEU] for r in runs]
+    assert over[m.GAP_S]["runs"] == [r[m.GAP_S] for r in runs] and all(r[m.GAP_S] >= 0 for r in runs)
     assert over[m.BLEU_OFFLINE]["min"] == over[m.BLEU_OFFLINE]["max"] > 0  # translated once, so the same in every run
     assert over[m.END_OFFSET_S]["median"] is not None and over[m.END_OFFSET_S]["median"] < 10
     recording = report["repeats"][0]["per_recording"]["s2st_es_2245"]

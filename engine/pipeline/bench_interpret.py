@@ -58,6 +58,7 @@ def interpret_results(entries: list[dict], reports: list[dict], offline: list[st
         m.BLEU_OFFLINE: bleu(references, offline),
         **{name: _median([r.get(name) for r in reports]) for name in MEDIANS},
         m.UNDERRUNS: sum(r[m.UNDERRUNS] for r in reports),
+        m.GAP_S: sum(r[m.GAP_S] for r in reports),
         **underrun_causes(reports),
         m.FIRST_AUDIO_S: _median([r[m.FIRST_AUDIO_S]["median"] for r in reports if r[m.FIRST_AUDIO_S]["n"]]),
         m.EAR_VOICE_LAG_S: _median([r[m.EAR_VOICE_LAG_S]["median"] for r in reports if r[m.EAR_VOICE_LAG_S]["n"]]),
@@ -161,6 +162,7 @@ INTERPRET_FIGURES = (
     Figure(m.END_OFFSET_S, lambda r: r[m.END_OFFSET_S], " s"),
     Figure(m.EAR_VOICE_LAG_S, lambda r: r[m.EAR_VOICE_LAG_S], " s"),
     Figure(m.UNDERRUNS, lambda r: r[m.UNDERRUNS], count=True),
+    Figure(m.GAP_S, lambda r: r[m.GAP_S], " s"),
     Figure("behind_s", lambda r: r["behind_s"], " s"),
     Figure(m.RTF_ASR, lambda r: r[m.RTF_ASR]),
     Figure("non_english_words", lambda r: r["non_english_words"], count=True),
@@ -200,7 +202,7 @@ def format_table(report: dict) -> str:
     lines.append("")
     for policy, r in report["results"].items():
         if r[m.UNDERRUNS]:
-            lines.append(f"{policy}: underruns {r[m.UNDERRUNS]}{underrun_causes_text(r)}")
+            lines.append(f"{policy}: underruns {r[m.UNDERRUNS]} ({r[m.GAP_S]:.2f} s of gaps){underrun_causes_text(r)}")
         if r.get("forced_words") or r.get("pause_words"):
             lines.append(f"{policy}: words committed before the policy agreed on them: {r.get('forced_words', 0)} "
                          f"by the hold bound, {r.get('pause_words', 0)} at a pause")  # fmt: skip
