@@ -1,0 +1,23 @@
+"""``bench interpret``'s figures over a translation manifest (no models: the session reports are given)."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.metrics import names as m
+from engine.pipeline.bench_interpret import format_table, interpret_results
+
+
+def test_bench_interpret_sums_the_gaps_of_its_underruns() -> None:
+    """How long the voice was silent for want of compute, beside how often: 3 underruns of 0.42 s in all."""
+    entries = [{"lang": "es", "translation": "each of them is an exclusive right"},
+               {"lang": "fr", "translation": "the night was cold"}]  # fmt: skip
+    reports = [
+        {"committed_text": text, m.UNDERRUNS: underruns, m.GAP_S: gap_s, m.FIRST_AUDIO_S: {"n": 1, "median": 0.2},
+         m.EAR_VOICE_LAG_S: {"n": 4, "median": 3.0}, "underruns_short_notice": underruns, "underruns_forced": 0}
+        for text, underruns, gap_s in (("each of them is a right", 1, 0.12), ("the night was cold", 2, 0.30))
+    ]  # fmt: skip
+    results = interpret_results(entries, reports, [e["translation"] for e in entries])
+    assert results[m.UNDERRUNS] == 3 and results[m.GAP_S] == pytest.approx(0.42)
+    report = {"results": {"la2": results}, "machine": {"cores": 2}, "config": {"recordings": 2}}
+    assert "la2: underruns 3 (0.42 s of gaps) (of them 3 with less notice" in format_table(report)
