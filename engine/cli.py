@@ -302,16 +302,28 @@ def _run_eval(args: argparse.Namespace) -> int:
         return _fail(f"manifest not found: {manifest}", EXIT_USAGE)
     out = Path(args.out)
     progress = lambda text: print(text, file=sys.stderr, flush=True)  # noqa: E731
+    if args.translate_from and args.soak is None:
+        return _fail("--translate-from is for --soak: eval on a translation manifest interprets each recording from "
+                     "its own language", EXIT_USAGE)  # fmt: skip
     try:
         base = _slowdown_config(args.cpu_slowdown)
         if args.soak is not None:
             from engine.eval.soak import run_soak
             from engine.pipeline.speed_probe import probe_text
 
+            if args.translate_from:
+                base = replace(base, translate_from=args.translate_from.lower())
             report = run_soak(args.soak, manifest, out, progress=progress, config=base)
             print(f"soak of {args.soak:g} min: lag_drift_s {report[metric_names.LAG_DRIFT_S]}, RSS "
                   f"{report['rss_mb']['first_tenth_median']:.0f} -> {report['rss_mb']['last_tenth_median']:.0f} MB; "
                   f"{out / 'soak.json'}")  # fmt: skip
+            if report.get(metric_names.BLEU) is not None:
+                passes = " ".join(f"{p[metric_names.BLEU]:.1f}/{p[metric_names.CHRF]:.1f}"
+                                  for p in report["bleu_by_pass"]) or "–"  # fmt: skip
+                print(f"interpreting from {report['config']['translate_from']}: bleu "
+                      f"{report[metric_names.BLEU]:.1f}, chrf {report[metric_names.CHRF]:.1f} over "
+                      f"{report['recordings_scored']} recordings heard; each pass over the recordings, bleu/chrf: "
+                      f"{passes}")  # fmt: skip
             print(probe_text(report))
             return EXIT_OK
         tts = [t for t in args.tts_policies.split(",") if t]
@@ -579,7 +591,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "lookahead-K, wait-K-steps, learned)")  # fmt: skip
     bench.add_argument("--repeat", type=int, default=1, metavar="N",
                        help="shadow, interpret: run N times and give each figure's median and range over the runs; "
-                            "one run can differ from the next by several underruns (1)")  # fmt: skip
+                            "one run can differ from the next by several underruns; interpret: run k's recognizer "
+                            "steps start (k-1)/N of a step later (1)")  # fmt: skip
     _add_cpu_slowdown(bench)
     bench.set_defaults(func=_run_bench)
 
@@ -642,6 +655,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--tts-policies", default=",".join(EVAL_TTS), help=f"comma-separated ({','.join(EVAL_TTS)})")
     ev.add_argument("--commit", default=",".join(EVAL_COMMITS), help=f"comma-separated ({','.join(EVAL_COMMITS)})")
     ev.add_argument("--soak", type=float, metavar="MINUTES", help="instead: one session this long, back to back")
+    ev.add_argument("--translate-from", metavar="LANG",
+                    help="--soak: interpret the recordings in this language (a translation manifest: those of LANG)")
     _add_cpu_slowdown(ev)
     ev.set_defaults(func=_run_eval)
 

@@ -9,8 +9,9 @@ newest hypothesis at least S seconds older instead of the previous one), ``notai
 trailing quiet), ``padS`` (the silence Whisper's short window adds after the buffer, default 1 s), ``endS`` (a pause
 this long ends an utterance, as interpreting's ``interpret_endpoint_s``; default none), ``beamN`` (the decoder's beam;
 default interpreting's ``interpret_beam_size``), ``fprev`` (the hold bound commits held words as the previous
-hypothesis had them, as interpreting's ``interpret_force_previous``; default: as the newest has them). Prints corpus
-BLEU and chrF, the median real-time factor and commit latency, BLEU by language.
+hypothesis had them, as interpreting's ``interpret_force_previous``; default: as the newest has them), ``leadS`` (S
+seconds of silence before each recording: the step grid meets the speech at another phase). Prints corpus BLEU and
+chrF, the median real-time factor and commit latency, BLEU by language.
 """
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import numpy as np  # noqa: E402
+
 import engine.asr.streaming as streaming  # noqa: E402
+from engine.asr.backend import SAMPLE_RATE  # noqa: E402
 from engine.asr.bench import load_manifest  # noqa: E402
 from engine.asr.commit import common_prefix_length, make_commit_policy  # noqa: E402
 from engine.asr.run import run_stream  # noqa: E402
@@ -86,6 +90,7 @@ def run(configs: list[str]) -> None:
     finish_tail_s, padding_s, beam_size = streaming.FINISH_TAIL_S, backend.padding_s, backend.beam_size
     for name in configs:
         policy, step_s, hold_s, gap_s, endpoint_s, force_previous = name.split("_")[0], 0.3, 3.0, None, None, False
+        lead_s = 0.0
         streaming.FINISH_TAIL_S = finish_tail_s
         backend.padding_s = padding_s
         backend.beam_size = beam_size
@@ -106,6 +111,8 @@ def run(configs: list[str]) -> None:
                 force_previous = True
             elif part.startswith("beam"):
                 backend.beam_size = int(part[4:])
+            elif part.startswith("lead"):
+                lead_s = float(part[4:])
         texts, rtfs, latencies = [], [], []
         for entry in entries:
             backend.set_language(entry["lang"])
@@ -115,7 +122,8 @@ def run(configs: list[str]) -> None:
             recognizer = StreamingRecognizer(backend, commit, vad, config)
             if isinstance(commit, GapAgreement):
                 commit.heard_s = lambda r=recognizer: r.audio_in_s
-            result = run_stream(audio[entry["id"]], recognizer, SimulatedClock(), step_s)
+            lead = np.zeros(int(lead_s * SAMPLE_RATE), np.float32)
+            result = run_stream(np.concatenate([lead, audio[entry["id"]]]), recognizer, SimulatedClock(), step_s)
             texts.append(" ".join(w.text for w in result.committed))
             rtfs.append(result.compute_s / result.audio_s)
             latencies += [w.commit_s - w.end_s for w in result.committed]

@@ -202,3 +202,17 @@ def test_transcribe_realtime_paces_like_a_microphone(tmp_path: Path, speech_dir:
     assert report["config"]["mode"] == "realtime"
     assert time.monotonic() - started >= report["audio_s"]  # it waited for the audio to "arrive"
     assert report[m.WER_COMMITTED] <= 0.2
+
+
+@pytest.mark.parametrize("phase_s", [0.0, 0.1, 0.25])
+def test_the_steps_meet_the_speech_at_the_phase_asked_for(whisper, vad, speech_manifest, speech_dir, phase_s) -> None:
+    """With steps that cost nothing on the clock, every step comes at a whole number of step periods after the
+    first, which comes ``phase_s`` after one period."""
+    item = entry(speech_manifest, "jfk_inaugural")
+    vad.reset()
+    recognizer = StreamingRecognizer(whisper, make_commit_policy("la2"), vad)
+    audio = load_audio(speech_dir / item["wav"])[: 3 * 16000]
+    run = run_stream(audio, recognizer, SimulatedClock(timer=lambda: 0.0), min_step_s=0.3, phase_s=phase_s)
+    periods = (np.asarray(run.step_at_s) - phase_s) / 0.3
+    assert len(periods) >= 8 and periods[0] >= 1 - 1e-9
+    assert np.allclose(periods, np.round(periods), atol=1e-6), run.step_at_s

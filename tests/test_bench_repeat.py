@@ -84,6 +84,10 @@ def test_bench_interpret_repeated_translates_offline_once_and_keeps_every_run(
         "run 2/2: la2 1/1 s2st_es_2245",
     ]
     assert report["repeat"] == 2 and [r["bench"] for r in report["repeats"]] == ["interpret", "interpret"]
+    # the second run meets the speech half a step later: its steps (and so its commits) come at other moments
+    assert [r["config"]["step_phase_s"] for r in report["repeats"]] == [0.0, 0.5]
+    lagging = [r["per_recording"]["s2st_es_2245"]["la2"][m.AL_CA_S] for r in report["repeats"]]
+    assert None not in lagging and lagging[0] != lagging[1]
     runs = [r["results"]["la2"] for r in report["repeats"]]
     assert all(r[m.BLEU] > 0 and r["non_english_words"] == 0 for r in runs)
     over = report["over_runs"]["la2"]
@@ -96,6 +100,7 @@ def test_bench_interpret_repeated_translates_offline_once_and_keeps_every_run(
     assert recording["offline"]["committed"] and recording["la2"]["committed"]  # the policy "offline" is a run
     text = bench_interpret.format_repeated(report)
     assert "la2 over 2 runs, median (min to max):" in text and "run 2/2:" in text
+    assert "steps 0.50 s later than at phase 0" in text
     probes = [r["speed_probe"] for r in report["repeats"]]  # Whisper base translating, timed before and after
     assert all(p["before"]["recognizer_s"] > 0 and p["after"]["voice_s"] > 0 for p in probes)
     assert text.count("machine speed (wall time") == 2

@@ -14,7 +14,7 @@ from PySide6.QtGui import QImage
 
 from engine.eval.joined import JoinedRecordings
 from engine.eval.runner import CSV_FIELDS, run_eval
-from engine.eval.soak import run_soak
+from engine.eval.soak import run_soak, soak_recordings, translation_scores
 from engine.metrics import names as m
 from engine.metrics.jsonsafe import json_safe
 from engine.pipeline.bench import format_table, run_bench
@@ -49,6 +49,54 @@ def test_joined_recordings_read_like_one_long_array() -> None:
         assert np.array_equal(joined[lo:hi], whole[lo:hi])
 
 
+def test_joined_recordings_say_which_play_a_moment_belongs_to() -> None:
+    """Plays of a recording, counted over the repeats, each with the pause after it; a play whose recording is cut
+    off by the end of the input is not among those heard to their end."""
+    rate = 16000
+    a, b = np.ones(3 * rate, np.float32), np.ones(2 * rate, np.float32)
+    joined = JoinedRecordings([a, b], total_s=12.5, pause_s=1.0)  # a 0–4, b 4–7, a 7–11, b 11–14 (cut at 12.5)
+    assert joined.recordings == 2
+    assert [joined.played(t) for t in (0.0, 2.9, 3.5, 4.0, 6.99, 7.0, 12.0, 12.5, 99.0)] == [0, 0, 0, 1, 1, 2, 3, 3, 3]
+    assert joined.plays() == [(0, 0.0, 4.0), (1, 4.0, 7.0), (0, 7.0, 11.0)]
+    # cut in the pause after b's second play: its speech was heard to the end
+    assert JoinedRecordings([a, b], total_s=13.5, pause_s=1.0).plays()[-1] == (1, 11.0, 14.0)
+    with pytest.raises(ValueError, match="empty"):
+        JoinedRecordings([np.zeros(0, np.float32)], total_s=1.0, pause_s=0.0)
+
+
+def test_a_soak_interprets_one_language_of_a_translation_manifest() -> None:
+    english = [{"id": "a", "path": "a.wav", "text": "hello"}]
+    xx = [{"id": f"{lang}{n}", "lang": lang, "translation": "hi"} for lang in ("es", "fr") for n in range(2)]
+    assert soak_recordings(english, None) == (english, None)  # shadowing
+    assert soak_recordings(english, "es") == (english, "es")  # the user's own Spanish recordings, unscored
+    assert soak_recordings(xx, "fr") == (xx[2:], "fr")
+    assert soak_recordings(xx[:2], None) == (xx[:2], "es")  # the only language it holds
+    with pytest.raises(ValueError, match="holds recordings in es, fr.*--translate-from"):
+        soak_recordings(xx, None)
+    with pytest.raises(ValueError, match="one language"):
+        soak_recordings(xx, "auto")
+    with pytest.raises(ValueError, match="no recordings in 'de'.*es, fr"):
+        soak_recordings(xx, "de")
+
+
+def test_an_interpreting_soak_scores_each_pass_over_its_recordings() -> None:
+    """Two recordings played 2.5 times: 5 plays heard to their end, 2 whole passes; the second pass's words are
+    worse, and its BLEU shows it."""
+    rate = 16000
+    source = JoinedRecordings([np.ones(rate, np.float32), np.ones(rate, np.float32)], total_s=10.0, pause_s=1.0)
+    entries = [{"translation": "the cat sat on the mat today"}, {"translation": "a dog ran in the park at noon"}]
+    committed = {0: "the cat sat on the mat today".split(), 1: "a dog ran in the park at noon".split(),
+                 2: "the cat sat".split(), 3: "a dog ran in the".split(), 4: ["cat"]}  # fmt: skip
+    scores = translation_scores(source, committed, entries)
+    assert scores["recordings_scored"] == 5 and [p["from_s"] for p in scores["bleu_by_pass"]] == [0.0, 4.0]
+    first, second = (p[m.BLEU] for p in scores["bleu_by_pass"])
+    assert first == pytest.approx(100) and 0 < second < 60 and first > scores[m.BLEU] > second
+    assert scores["bleu_by_pass"][1]["to_s"] == 8.0 and 0 < scores[m.CHRF] < 100
+    assert [p["committed_text"] for p in scores["plays"]][2:] == ["the cat sat", "a dog ran in the", "cat"]
+    chrfs = [p[m.CHRF] for p in scores["bleu_by_pass"]]
+    assert chrfs[0] == pytest.approx(100) and 0 < chrfs[1] < 90
+
+
 def _valid_png(path: Path) -> None:
     image = QImage(str(path))
     assert image.width() > 300 and image.height() > 200, path.name
@@ -81,7 +129,7 @@ def test_eval_writes_every_file_with_every_field(two_manifest: Path, tmp_path: P
 def test_short_soak_reports_drift_cost_and_memory(two_manifest: Path, tmp_path: Path, shadow_models) -> None:
     out = tmp_path / "soak"
     report = run_soak(0.5, two_manifest, out, pause_s=1.0, models=shadow_models)
-    assert report["words_spoken"] > 40 and report[m.UNDERRUNS] >= 0
+    assert report["words_spoken"] > 40 and (report[m.GAP_S] > 0) == (report[m.UNDERRUNS] > 0)
     assert report[m.LAG_DRIFT_S] is not None and abs(report[m.LAG_DRIFT_S]) < 5
     assert len(report["lag_by_window"]) == 6 and len(report["step_cost_by_window"]) == 6
     assert report["rss_mb"]["peak"] >= report["rss_mb"]["first_tenth_median"] > 100
@@ -118,6 +166,7 @@ def test_bench_shadow_reports_the_evaluation_figures(two_manifest: Path, shadow_
         (["eval", "missing.jsonl", "--out", "x"], "manifest not found"),
         (["eval", "--out", "x", "--tts-policies", "lookahead-x"], "unknown TTS policy"),
         (["eval", "--out", "x", "--commit", "la2,sometimes"], "sometimes"),
+        (["eval", "--out", "x", "--translate-from", "es"], "--translate-from is for --soak"),
     ],
 )
 def test_eval_bad_input(args: list[str], text: str, tmp_path: Path) -> None:

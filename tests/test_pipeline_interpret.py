@@ -150,10 +150,27 @@ def test_eval_on_a_translation_manifest_scores_bleu_and_lagging(speech_xx_dir: P
     with open(out / "report.csv", newline="") as stream:
         rows = list(csv.DictReader(stream))
     assert tuple(rows[0]) == CSV_FIELDS and sorted(r["lang"] for r in rows) == ["es", "fr"]
-    assert all(r["committed_text"] and r["offline_text"] for r in rows)
+    assert all(r["committed_text"] and r["offline_text"] and r[m.GAP_S] != "" for r in rows)
     for name in report["plots"]:
         assert QImage(str(out / name)).width() > 300, name
     assert sorted(report["plots"]) == ["bleu_vs_lagging.png", "lag_over_time.png"]
+
+
+def test_a_soak_interprets_the_recordings_of_one_language_and_scores_each_play(
+    speech_xx_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Half a minute of the Spanish recordings back to back, one interpreting session, through the command line."""
+    manifest, out = speech_xx_dir / "manifest.jsonl", tmp_path / "soak"
+    assert cli.main(["eval", str(manifest), "--soak", "0.5", "--translate-from", "es", "--out", str(out)]) == 0
+    assert "interpreting from es: bleu" in capsys.readouterr().out
+    report = json.loads((out / "soak.json").read_text())
+    assert report["soak"] == "interpret" and report["config"]["translate_from"] == "es"
+    assert report["recordings_scored"] >= 2 and report[m.BLEU] > 10 and report[m.CHRF] > 30
+    assert report["config"]["recordings"] == 10 and report["bleu_by_pass"] == []  # the first pass is 101 s
+    assert report["words_spoken"] > 20 and report["non_english_words"] == 0 and report["dropped_audio_s"] == 0
+    # a translation manifest of several languages: the soak must be told which
+    assert cli.main(["eval", str(manifest), "--soak", "0.5", "--out", str(tmp_path / "mixed")]) == cli.EXIT_USAGE
+    assert "holds recordings in de, es, fr, ja, pt, zh" in capsys.readouterr().err
 
 
 @pytest.mark.audio

@@ -65,18 +65,21 @@ def run_stream(
     should_stop: Callable[[], bool] | None = None,
     on_audio: Callable[[np.ndarray], None] | None = None,
     keep_words: bool = True,
+    phase_s: float = 0.0,
 ) -> StreamRun:
     """Audio "arrives" at the pace of the clock (source time = clock time); each step takes all that arrived.
 
     On a ``SimulatedClock`` waiting is free and compute is charged, so latencies are those of a live run here.
     ``should_stop()`` ends the input early (what arrived is still finished); ``on_audio`` sees each intake.
+    ``phase_s``: the first step comes this much after ``min_step_s``, and so do the steps after it while they cost
+    less than the step period: where the steps meet the speech, which a live speaker sets at random.
     """
     if isinstance(audio, np.ndarray):
         audio = np.asarray(audio, np.float32).reshape(-1)
     total = audio.size  # anything with ``size`` and slicing will do: a long source need not be in memory
     run = StreamRun(audio_s=total / SAMPLE_RATE, keep_words=keep_words)
     fed = 0
-    last_step = 0.0
+    last_step = phase_s
     while fed < total and not (should_stop is not None and should_stop()):
         clock.sleep_until(last_step + min_step_s)  # at most one step per min_step_s; late steps start at once
         arrived = min(int(clock.now() * SAMPLE_RATE), total)

@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 
 CSV_FIELDS = (
     "id", "lang", "tts_policy", "commit", "duration_s", m.BLEU, m.CHRF, m.AL_S, m.AL_CA_S, m.END_OFFSET_S,
-    "ear_voice_lag_median_s", "ear_voice_lag_p90_s", m.FIRST_AUDIO_S, m.UNDERRUNS, "non_english_words",
+    "ear_voice_lag_median_s", "ear_voice_lag_p90_s", m.FIRST_AUDIO_S, m.UNDERRUNS, m.GAP_S, "non_english_words",
     "committed_text", "offline_text",
 )  # fmt: skip
 
@@ -42,7 +42,7 @@ def _row(entry: dict, tts: str, commit: str, report: dict, offline: str) -> dict
         "duration_s": report.get("audio_s_heard"), m.BLEU: report.get(m.BLEU), m.CHRF: report.get(m.CHRF),
         m.AL_S: report.get(m.AL_S), m.AL_CA_S: report.get(m.AL_CA_S), m.END_OFFSET_S: report.get(m.END_OFFSET_S),
         "ear_voice_lag_median_s": lag["median"], "ear_voice_lag_p90_s": lag["p90"],
-        m.FIRST_AUDIO_S: report[m.FIRST_AUDIO_S]["median"], m.UNDERRUNS: report[m.UNDERRUNS],
+        m.FIRST_AUDIO_S: report[m.FIRST_AUDIO_S]["median"], m.UNDERRUNS: report[m.UNDERRUNS], m.GAP_S: report[m.GAP_S],
         "non_english_words": report.get("non_english_words", 0), "committed_text": report["committed_text"],
         "offline_text": offline,
     }  # fmt: skip

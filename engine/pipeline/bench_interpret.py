@@ -109,8 +109,12 @@ def run_bench(
     reports = []
     for run in range(1, repeat + 1):
         said = run_progress(progress, run, repeat)
-        reports.append(run_probed(models, partial(_one_run, manifest, entries, policies, base, models, offline, said),
-                                  said))  # fmt: skip
+        # each run meets the speech at another phase of the recognizer's steps: run k's first step comes (k - 1) /
+        # repeat of a step later. A speaker sets the phase at random, and it moves BLEU by several points
+        # (docs/interpreting.md, seventeenth round), so runs that all take one phase repeat its luck
+        phased = replace(base, step_phase_s=(run - 1) / repeat * base.step_s)
+        reports.append(run_probed(models, partial(_one_run, manifest, entries, policies, phased, models, offline,
+                                                  said), said))  # fmt: skip
     if repeat == 1:
         return reports[0]
     over = {policy: summarize([r["results"][policy] for r in reports], INTERPRET_FIGURES) for policy in policies}
@@ -147,7 +151,8 @@ def _one_run(
         "bench": "interpret",
         "machine": machine_info(),
         "config": {"manifest": str(manifest), "recordings": len(entries), "model": "whisper base (translate)",
-                   "policies": list(policies), "step_s": base.step_s, "cpu_slowdown": base.cpu_slowdown},
+                   "policies": list(policies), "step_s": base.step_s, "step_phase_s": base.step_phase_s,
+                   "cpu_slowdown": base.cpu_slowdown},
         "results": results,
         "per_recording": per_recording,
     }  # fmt: skip
@@ -213,6 +218,8 @@ def format_table(report: dict) -> str:
     machine = report["machine"]
     slowdown = report["config"].get("cpu_slowdown", 1.0)
     charged = f", compute charged x{slowdown:g}" if slowdown != 1.0 else ""
-    lines.append(f"{report['config']['recordings']} recordings; {machine.get('cores')} cores, "
+    phase = report["config"].get("step_phase_s") or 0.0
+    phased = f"; the recognizer's steps {phase:.2f} s later than at phase 0" if phase else ""
+    lines.append(f"{report['config']['recordings']} recordings{phased}; {machine.get('cores')} cores, "
                  f"{machine.get('cpu_model', '')}{charged}")  # fmt: skip
     return "\n".join(lines)

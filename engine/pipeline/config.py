@@ -33,6 +33,10 @@ class ShadowConfig:
     # interpreting: at least this much new audio between recognizer steps (docs/interpreting.md: two translation
     # hypotheses 0.3 s apart agree on words the next second of speech changes)
     interpret_step_s: float = 1.0
+    # a file's first recognizer step comes this much later than one step period (simulated and paced runs): the
+    # phase at which the steps meet the speech. It moves a translation by several BLEU points (docs/interpreting.md,
+    # seventeenth round), so ``bench interpret --repeat`` takes another phase in each run
+    step_phase_s: float = 0.0
     # interpreting: the speaker quiet this long ends an utterance, whose held words are committed at once and whose
     # silence is never decoded (docs/interpreting.md, sixth round: 0.6-1.0 s alike; shadowing gains nothing)
     interpret_endpoint_s: float = 0.8

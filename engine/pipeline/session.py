@@ -226,7 +226,7 @@ class ShadowSession:
         def source(on_step: Callable[[StepResult], None]) -> StreamRun:
             return run_stream(audio, self._recognizer(), asr_clock, self.config.step_s, on_step,
                               should_stop=self._stop.is_set, on_audio=self._heard_file,
-                              keep_words=False)  # fmt: skip
+                              keep_words=False, phase_s=self.config.step_phase_s)  # fmt: skip
 
         self._run_asr(source, asr_clock)
         self._end()
