@@ -181,8 +181,12 @@ def test_a_piece_whose_words_came_while_the_voice_spoke_is_not_held(voice: TwoSt
         assert ready[-1][0] > start + 0.5  # the first piece was made after the voice ran out
     worker.close()
     first, speaking, silence = ready
-    assert max(first) - min(first) < 0.01 and max(silence) - min(silence) < 0.01  # held: all at the command's end
-    assert speaking == sorted(speaking) and speaking[-1] - speaking[0] > 1.0  # each as it was made
+    spread = speaking[-1] - speaking[0]
+    assert speaking == sorted(speaking) and spread > 1.0  # each as it was made
+    # held: all at the command's end. The little work between two deliveries is charged × 100 too (a CI run saw
+    # 0.12 ms of it between two held pieces become 12 ms), so "together" is measured against the spread of pieces
+    # delivered as made, which is charged alike
+    assert max(first) - min(first) < 0.05 * spread and max(silence) - min(silence) < 0.05 * spread
 
 
 def test_without_short_pieces_an_urgent_voice_still_makes_whole_chunks(voice: TwoStageVoice) -> None:
