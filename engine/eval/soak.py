@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -37,10 +36,11 @@ from engine.pipeline.summary import UNDERRUNS_FORCED, UNDERRUNS_SHORT_NOTICE
 log = logging.getLogger(__name__)
 
 WINDOWS = 6  # the session is summarized in this many equal parts
-# Memory is sampled once per second of the session's own time, not of wall time: a simulated run goes faster than
-# real time, and on a faster machine a 30 s soak took so little wall time that one of its six windows had no sample.
-RSS_EVERY_S = 1.0
-POLL_S = 0.05  # wall time between looks at the session's clock
+# Memory is sampled at the recognizer's steps, at most once per this much of the session's own time. A thread that
+# looked at the session's clock every 50 ms of wall time missed whole seconds of it: a simulated run goes faster
+# than real time (on a faster machine one of a 30 s soak's six windows had no sample) and a loaded machine runs
+# the thread late (a CI run had a 5 s window with fewer than 4 samples).
+RSS_EVERY_S = 0.5
 
 
 def _windows(times: list[float], values: list[float], total_s: float) -> list[dict]:
@@ -73,17 +73,37 @@ def soak_recordings(entries: list[dict], translate_from: str | None) -> tuple[li
     return chosen, translate_from
 
 
-class _CommittedByPlay(SessionListener):
-    """The committed words of each play of a recording, by where each word ends in the joined source (the
-    recognizer's word times); called on the recognizer's thread, read once the session has ended."""
+class _SoakListener(SessionListener):
+    """Called on the recognizer's thread, read once the session has ended. At each step it samples the process's
+    memory (at most once per ``RSS_EVERY_S`` of the session's time, ``now``) and says how far the soak is; given
+    ``source`` (an interpreting soak with references) it files the committed words of each play of a recording, by
+    where each word ends in the joined source (the recognizer's word times)."""
 
-    def __init__(self, source: JoinedRecordings) -> None:
+    def __init__(self, minutes: float, source: JoinedRecordings | None, progress: Callable[[str], None] | None):
+        self.now: Callable[[], float] = lambda: 0.0  # the session's time, set once the session exists
+        self.minutes = minutes
         self.source = source
+        self.progress = progress
+        self.memory: list[tuple[float, float]] = []  # (session time, RSS in MB)
         self.words: dict[int, list[str]] = {}
+        self._process = psutil.Process()
+        self._last_sample: float | None = None
+        self._last_report = -60.0
+
+    def on_tentative(self, words: list[str]) -> None:
+        at = self.now()
+        if self._last_sample is not None and at - self._last_sample < RSS_EVERY_S:
+            return
+        self._last_sample = at
+        self.memory.append((at, self._process.memory_info().rss / 1e6))
+        if self.progress and at - self._last_report >= 60:
+            self.progress(f"{at / 60:.0f} of {self.minutes:g} minutes")
+            self._last_report = at
 
     def on_committed(self, words: list[WordRecord]) -> None:
-        for word in words:
-            self.words.setdefault(self.source.played(word.source_end_s), []).append(word.text)
+        if self.source is not None:
+            for word in words:
+                self.words.setdefault(self.source.played(word.source_end_s), []).append(word.text)
 
 
 def translation_scores(source: JoinedRecordings, committed: dict[int, list[str]], entries: list[dict]) -> dict:
@@ -132,33 +152,12 @@ def run_soak(
     models = models or Models.load(config)
     probe_before = announced_probe(models, "before", progress)
     scored = language is not None and all(e.get("translation") for e in entries)
-    committed = _CommittedByPlay(source) if scored else None
-    session = ShadowSession(config, models, listener=committed)
+    listener = _SoakListener(minutes, source if scored else None, progress)
+    session = ShadowSession(config, models, listener=listener)
+    listener.now = lambda: session.snapshot().session_s
     session.figures.keep_words = False
-    process = psutil.Process()
-    memory: list[tuple[float, float]] = []
-    done = threading.Event()
-
-    def sample() -> None:
-        last_report = -60.0
-        last_sample: float | None = None
-        while not done.wait(POLL_S):
-            at = session.snapshot().session_s
-            if last_sample is not None and at - last_sample < RSS_EVERY_S:
-                continue
-            last_sample = at
-            memory.append((at, process.memory_info().rss / 1e6))
-            if progress and at - last_report >= 60:
-                progress(f"{at / 60:.0f} of {minutes:g} minutes")
-                last_report = at
-
-    sampler = threading.Thread(target=sample, name="soak-memory", daemon=True)
-    sampler.start()
-    try:
-        figures = session.run_file(source)
-    finally:
-        done.set()
-        sampler.join()
+    figures = session.run_file(source)
+    memory = listener.memory
     if session.error:
         raise RuntimeError(session.error)
     probe = {"before": probe_before, "after": announced_probe(models, "after", progress)}
@@ -185,8 +184,8 @@ def run_soak(
     }  # fmt: skip
     if language is not None:
         report["non_english_words"] = figures.non_english_words
-        if committed is not None:
-            report.update(translation_scores(source, committed.words, entries))
+        if scored:
+            report.update(translation_scores(source, listener.words, entries))
     if report["dropped_audio_s"]:
         log.warning("the recognizer dropped %.1f s of audio in the soak", report["dropped_audio_s"])
     (out_dir / "soak.json").write_text(json.dumps(json_safe(report), indent=1), encoding="utf-8")
