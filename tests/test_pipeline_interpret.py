@@ -42,6 +42,8 @@ def test_spanish_is_committed_and_spoken_in_english(speech_xx_dir: Path) -> None
     assert report[m.BLEU] > 0 and report[m.CHRF] > 20
     assert report[m.WER_COMMITTED] is None  # the source transcript is not English: no WER
     assert report["spoken_language"] == "es" and report["language_detected"] is None
+    # one-second steps count as slow against their period, not against shadowing's 0.3 s (``pipeline.pace``)
+    assert report["pace"]["slow_step_s"] == pytest.approx(0.8)
 
 
 def test_a_pause_ends_an_utterance_and_its_silence_is_not_decoded(speech_xx_dir: Path) -> None:

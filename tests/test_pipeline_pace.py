@@ -77,6 +77,24 @@ def test_a_slow_machine_degrades_in_the_stated_order_one_level_per_dwell() -> No
     assert report["degrade_order"] == list(DEGRADE_ORDER)
 
 
+def test_a_step_counts_as_slow_against_its_period() -> None:
+    """Interpreting's steps come once a second: 0.6 s each fits the period with room to spare, and the shorter
+    buffer would cost the translation for nothing; past 0.8 of the period they degrade it. Shadowing's 0.3 s steps
+    keep the fixed costs."""
+    shadowing, interpreting = MachinePace(0.3, 1.0), MachinePace(1.0, 1.0)
+    steps(shadowing, 0.6, p.DWELL_S + 1, every_s=1.0)
+    t = steps(interpreting, 0.6, 3 * p.DWELL_S, every_s=1.0)
+    assert shadowing.level == 1 and interpreting.level == 0
+    assert interpreting.report()["slow_step_s"] == pytest.approx(p.HIGH_SHARE)
+    assert shadowing.report()["slow_step_s"] == p.STEP_COST_HIGH_S
+    t = steps(interpreting, 0.9, p.DWELL_S + 1, t, every_s=1.0)
+    assert interpreting.level == 1 and interpreting.trim_s == p.SHORT_TRIM_S
+    t = steps(interpreting, 0.6, p.DWELL_S + 1, t, every_s=1.0)
+    assert interpreting.level == 1  # above half the period: not fast enough to go back
+    steps(interpreting, 0.3, p.DWELL_S + 1, t, every_s=1.0)
+    assert interpreting.level == 0
+
+
 def test_a_slow_voice_degrades_too() -> None:
     pace = MachinePace(min_step_s=0.3, hurry_below_s=1.0)
     for _ in range(12):

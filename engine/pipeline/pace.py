@@ -8,16 +8,22 @@ slowed) and derives:
 - the hurry threshold: the voice must have in hand at least what it takes for the next words to come and be
   made: ``HURRY_STEPS`` × (recognizer step period + step cost + a hurried piece's compute), never below the
   configured ``hurry_below_s``;
-- when steps cost more than ``STEP_COST_HIGH_S`` (a word is then committed well over a second after it was said) or
-  the voice's compute exceeds ``VOICE_RATIO_HIGH`` of the audio it makes, it degrades, one level at a time (at most
-  one change per ``DWELL_S``) and in this order (``DEGRADE_ORDER``), instead of falling behind:
+- when steps cost more than ``STEP_COST_HIGH_S`` (a word is then committed well over a second after it was said; with
+  a step period longer than shadowing's, ``HIGH_SHARE`` of the period if that is more) or the voice's compute exceeds
+  ``VOICE_RATIO_HIGH`` of the audio it makes, it degrades, one level at a time (at most one change per ``DWELL_S``)
+  and in this order (``DEGRADE_ORDER``), instead of falling behind:
   1. the recognizer's buffer is cut sooner (``trim_s`` ``SHORT_TRIM_S``): shorter windows, cheaper steps;
   2. the voice reads less left context (``SHORT_LEFT_CONTEXT`` phonemes): cheaper pieces;
   3. the voice makes whole chunks only, also when it is about to run out: a piece of a word or two costs nearly as
      much compute as a whole chunk, so a voice that must keep up cannot afford them;
   4. if even then steps cost over ``STEP_COST_LIMIT_S`` or the voice over ``VOICE_RATIO_LIMIT``, nothing more can be
      given: the session says the machine cannot keep up (window, log and report).
-  A level is left again when steps cost less than ``STEP_COST_LOW_S`` (and the voice half its limit).
+  A level is left again when steps cost less than ``STEP_COST_LOW_S`` (or ``LOW_SHARE`` of a longer period; and the
+  voice half its limit).
+
+Interpreting steps once a second. Its steps cost 0.45-0.55 s on a 12 s buffer, well inside their period, and the
+shorter buffer of the first level cost its translation 2 BLEU and 2 chrF for no earlier commit (docs/interpreting.md,
+eighteenth round), so its steps count as slow only past ``HIGH_SHARE`` of the period.
 """
 
 from __future__ import annotations
@@ -40,6 +46,10 @@ RESTART_PIECES = 2.0
 STEP_COST_HIGH_S = 0.45
 STEP_COST_LOW_S = 0.25
 STEP_COST_LIMIT_S = 1.0  # even degraded: a word is then committed ~2.5 s after it was said, and the lag target is lost
+# of a step period longer than shadowing's, the share its steps may cost before they count as slow (more and they
+# would soon take the whole period: the recognizer falls behind) and the share below which they are fast again
+HIGH_SHARE = 0.8
+LOW_SHARE = 0.5
 VOICE_RATIO_HIGH = 0.6  # voice compute / audio: above this, cheaper pieces
 VOICE_RATIO_LIMIT = 0.9  # even degraded, the voice barely makes its audio as fast as it plays
 DWELL_S = 8.0  # at least this long at a level before the next change
@@ -145,6 +155,10 @@ class MachinePace:
     def __init__(self, min_step_s: float, hurry_below_s: float, adapt: bool = True) -> None:
         self.min_step_s = min_step_s
         self.base_hurry_s = hurry_below_s
+        # when a step is slow, and fast again: shadowing's fixed costs, or shares of a longer period (interpreting)
+        self.step_cost_high_s = max(STEP_COST_HIGH_S, HIGH_SHARE * min_step_s)
+        self.step_cost_low_s = max(STEP_COST_LOW_S, LOW_SHARE * min_step_s)
+        self.step_cost_limit_s = max(STEP_COST_LIMIT_S, min_step_s)
         self.adapt = adapt
         self._steps: deque[float] = deque(maxlen=WINDOW)
         self._pieces: deque[tuple[float, float]] = deque(maxlen=WINDOW)  # (compute, audio)
@@ -173,12 +187,12 @@ class MachinePace:
     def _reconsider(self, at_s: float) -> None:
         cost = float(np.median(self._steps))
         ratio = self._voice_ratio() or 0.0
-        over = cost > STEP_COST_HIGH_S or ratio > VOICE_RATIO_HIGH
-        beyond = cost > STEP_COST_LIMIT_S or ratio > VOICE_RATIO_LIMIT
+        over = cost > self.step_cost_high_s or ratio > VOICE_RATIO_HIGH
+        beyond = cost > self.step_cost_limit_s or ratio > VOICE_RATIO_LIMIT
         level = self.level
         if level < CANNOT_KEEP_UP - 1 and over or level == CANNOT_KEEP_UP - 1 and beyond:
             level += 1
-        elif level == CANNOT_KEEP_UP and not beyond or cost < STEP_COST_LOW_S and ratio < VOICE_RATIO_HIGH / 2:
+        elif level == CANNOT_KEEP_UP and not beyond or cost < self.step_cost_low_s and ratio < VOICE_RATIO_HIGH / 2:
             level = max(level - 1, 0)
         if level != self.level:
             log.info("machine pace: recognizer step %.2f s, voice compute/audio %s: %s", cost,
@@ -251,6 +265,7 @@ class MachinePace:
         status = self.status()
         return {
             "step_cost_s": status.step_cost_s,
+            "slow_step_s": self.step_cost_high_s,  # steps costing more (median) degrade the session
             "voice_compute_ratio": status.voice_ratio,
             "hurry_below_s": status.hurry_below_s,
             "level": status.level,
