@@ -95,6 +95,17 @@ def test_a_step_counts_as_slow_against_its_period() -> None:
     assert interpreting.level == 0
 
 
+def test_the_log_names_no_voice_compute_before_the_voice_has_made_a_piece(caplog: pytest.LogCaptureFixture) -> None:
+    pace = MachinePace(min_step_s=0.3, hurry_below_s=1.0)
+    with caplog.at_level("INFO", logger="engine.pipeline.pace"):
+        steps(pace, 0.6, p.DWELL_S + 1)
+        pace.piece(0.2, 1.0)
+        steps(pace, 0.6, p.DWELL_S + 1, start_s=p.DWELL_S + 1)
+    changes = [r.getMessage() for r in caplog.records if "machine pace" in r.getMessage()]
+    assert len(changes) == 2
+    assert "voice compute/audio -:" in changes[0] and "voice compute/audio 0.20:" in changes[1]
+
+
 def test_a_slow_voice_degrades_too() -> None:
     pace = MachinePace(min_step_s=0.3, hurry_below_s=1.0)
     for _ in range(12):

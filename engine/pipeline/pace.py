@@ -186,7 +186,8 @@ class MachinePace:
 
     def _reconsider(self, at_s: float) -> None:
         cost = float(np.median(self._steps))
-        ratio = self._voice_ratio() or 0.0
+        measured = self._voice_ratio()  # None before the voice's first piece
+        ratio = measured or 0.0
         over = cost > self.step_cost_high_s or ratio > VOICE_RATIO_HIGH
         beyond = cost > self.step_cost_limit_s or ratio > VOICE_RATIO_LIMIT
         level = self.level
@@ -196,7 +197,7 @@ class MachinePace:
             level = max(level - 1, 0)
         if level != self.level:
             log.info("machine pace: recognizer step %.2f s, voice compute/audio %s: %s", cost,
-                     "-" if ratio is None else f"{ratio:.2f}", DEGRADE_ORDER[level])  # fmt: skip
+                     "-" if measured is None else f"{measured:.2f}", DEGRADE_ORDER[level])  # fmt: skip
             self.level = level
             self._level_since_s = at_s
             if len(self.changes) < 1000:
