@@ -21,9 +21,9 @@ slowed) and derives:
   A level is left again when steps cost less than ``STEP_COST_LOW_S`` (or ``LOW_SHARE`` of a longer period; and the
   voice half its limit).
 
-Interpreting steps once a second. Its steps cost 0.45-0.55 s on a 12 s buffer, well inside their period, and the
-shorter buffer of the first level cost its translation 2 BLEU and 2 chrF for no earlier commit (docs/interpreting.md,
-eighteenth round), so its steps count as slow only past ``HIGH_SHARE`` of the period.
+Interpreting steps once a second. At ``--cpu-slowdown 2`` its steps cost 0.45-0.65 s, well inside their period, and
+the shorter buffer of the first level cost its translation 2 BLEU and 2 chrF for no earlier commit
+(docs/interpreting.md, eighteenth round), so its steps count as slow only past ``HIGH_SHARE`` of the period.
 """
 
 from __future__ import annotations
