@@ -11,7 +11,8 @@ this long ends an utterance, as interpreting's ``interpret_endpoint_s``; default
 default interpreting's ``interpret_beam_size``), ``fprev`` (the hold bound commits held words as the previous
 hypothesis had them, as interpreting's ``interpret_force_previous``; default: as the newest has them), ``leadS`` (S
 seconds of silence before each recording: the step grid meets the speech at another phase), ``trimS`` (the buffer
-is cut past S seconds, as ``StreamConfig.trim_s``; the machine pace's first level cuts it after 6 s). Prints corpus
+is cut past S seconds, as ``StreamConfig.trim_s``; the machine pace's first level cuts it after 6 s), ``prompt`` (each
+decode is prompted with the English committed before the buffer, ``StreamConfig.use_prompt``). Prints corpus
 BLEU and chrF, the median real-time factor and commit latency, BLEU by language.
 """
 
@@ -91,7 +92,7 @@ def run(configs: list[str]) -> None:
     finish_tail_s, padding_s, beam_size = streaming.FINISH_TAIL_S, backend.padding_s, backend.beam_size
     for name in configs:
         policy, step_s, hold_s, gap_s, endpoint_s, force_previous = name.split("_")[0], 0.3, 3.0, None, None, False
-        lead_s, trim_s = 0.0, StreamConfig().trim_s
+        lead_s, trim_s, use_prompt = 0.0, StreamConfig().trim_s, False
         streaming.FINISH_TAIL_S = finish_tail_s
         backend.padding_s = padding_s
         backend.beam_size = beam_size
@@ -116,13 +117,16 @@ def run(configs: list[str]) -> None:
                 lead_s = float(part[4:])
             elif part.startswith("trim"):
                 trim_s = float(part[4:])
+            elif part == "prompt":
+                use_prompt = True
         texts, rtfs, latencies = [], [], []
         for entry in entries:
             backend.set_language(entry["lang"])
             vad.reset()
             commit = GapAgreement(gap_s) if gap_s else make_commit_policy(policy)
             config = StreamConfig(
-                trim_s=trim_s, max_hold_s=hold_s, endpoint_s=endpoint_s, force_previous=force_previous
+                trim_s=trim_s, max_hold_s=hold_s, endpoint_s=endpoint_s, force_previous=force_previous,
+                use_prompt=use_prompt,
             )
             recognizer = StreamingRecognizer(backend, commit, vad, config)
             if isinstance(commit, GapAgreement):

@@ -21,3 +21,19 @@ def test_bench_interpret_sums_the_gaps_of_its_underruns() -> None:
     assert results[m.UNDERRUNS] == 3 and results[m.GAP_S] == pytest.approx(0.42)
     report = {"results": {"la2": results}, "machine": {"cores": 2}, "config": {"recordings": 2}}
     assert "la2: underruns 3 (0.42 s of gaps) (of them 3 with less notice" in format_table(report)
+
+
+def test_bench_interpret_names_the_recognizers_kernel_settings() -> None:
+    """Figures made with CTranslate2's kernels forced say so: they round differently (interpreting.md, nineteenth
+    round)."""
+    entries = [{"lang": "es", "translation": "the night was cold"}]
+    reports = [{"committed_text": "the night was cold", m.UNDERRUNS: 0, m.GAP_S: 0.0,
+                m.FIRST_AUDIO_S: {"n": 1, "median": 0.2}, m.EAR_VOICE_LAG_S: {"n": 4, "median": 3.0},
+                "underruns_short_notice": 0, "underruns_forced": 0}]  # fmt: skip
+    results = interpret_results(entries, reports, [e["translation"] for e in entries])
+    machine = {"cores": 2, "cpu_model": "AMD EPYC"}
+    report = {"results": {"la2": results}, "machine": machine, "config": {"recordings": 1}}
+    assert format_table(report).splitlines()[-1] == "1 recordings; 2 cores, AMD EPYC"
+    machine["ctranslate2_settings"] = {"CT2_FORCE_CPU_ISA": "AVX512"}
+    forced = "1 recordings; 2 cores, AMD EPYC (CTranslate2 with CT2_FORCE_CPU_ISA=AVX512)"
+    assert format_table(report).splitlines()[-1] == forced

@@ -49,3 +49,11 @@ def test_machine_info() -> None:
     assert info["packages"]["numpy"]
     assert info["blas_threads"] == os.environ["OPENBLAS_NUM_THREADS"]  # set by ``engine`` unless the user had
     json.dumps(info)
+
+
+def test_machine_info_names_the_recognizers_kernel_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CT2_USE_MKL", raising=False)
+    monkeypatch.setenv("CT2_FORCE_CPU_ISA", "AVX512")
+    assert machine_info()["ctranslate2_settings"] == {"CT2_FORCE_CPU_ISA": "AVX512"}
+    monkeypatch.delenv("CT2_FORCE_CPU_ISA")
+    assert machine_info()["ctranslate2_settings"] == {}

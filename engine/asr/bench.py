@@ -19,7 +19,7 @@ from engine.asr.whisper_backend import WhisperBackend
 from engine.asr.words import Word
 from engine.audio.io import load_audio
 from engine.clock import SimulatedClock
-from engine.metrics import aggregate, machine_info
+from engine.metrics import aggregate, describe_machine, machine_info
 from engine.metrics import names as m
 from engine.metrics.wer import corpus_wer
 
@@ -146,5 +146,5 @@ def format_table(report: dict) -> str:
     quiet = report["no_speech_commits"]
     rows.append(f"committed words on 10 s of silence: {quiet['silence_10s']}, on 10 s of noise: {quiet['noise_10s']}")
     rows.append(f"{report['config']['recordings']} recordings, {report['config']['audio_s']:.0f} s; "
-                f"{report['machine']['cores']} cores, {report['machine']['cpu_model']}")  # fmt: skip
+                f"{describe_machine(report['machine'])}")  # fmt: skip
     return "\n".join(rows)

@@ -1,7 +1,7 @@
 """The metrics of shared/docs/METRICS.md, defined once for the meters, the CLI, the benchmarks and the evaluation."""
 
 from engine.metrics.aggregate import aggregate
-from engine.metrics.machine import machine_info
+from engine.metrics.machine import describe_machine, machine_info
 from engine.metrics.names import (
     ALL_METRICS,
     ASR_COMMIT_POLICIES,
@@ -25,5 +25,6 @@ __all__ = [
     "TTS_METRICS",
     "TTS_POLICIES",
     "aggregate",
+    "describe_machine",
     "machine_info",
 ]

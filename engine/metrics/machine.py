@@ -11,6 +11,10 @@ REPORTED_PACKAGES = (
     "liveshadow", "numpy", "onnxruntime", "onnx", "piper-tts", "faster-whisper", "ctranslate2", "vosk",
     "silero-vad", "torch", "sounddevice", "soxr", "PySide6-Essentials",
 )  # fmt: skip
+# CTranslate2 (the recognizer) reads these to choose its kernels (CT2_FORCE_CPU_ISA) and its matrix products (MKL or
+# oneDNN, CT2_USE_MKL). The same code rounds differently with each, which moves a streamed translation's BLEU by up to
+# two points (docs/interpreting.md, nineteenth round), so a report says when they were set.
+CTRANSLATE2_SETTINGS = ("CT2_FORCE_CPU_ISA", "CT2_USE_MKL")
 
 
 def cpu_model() -> str:
@@ -48,4 +52,14 @@ def machine_info() -> dict[str, object]:
         "python": platform.python_version(),
         "packages": package_versions(),
         "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),  # numpy's BLAS threads (``engine`` sets 1)
+        "ctranslate2_settings": {name: os.environ[name] for name in CTRANSLATE2_SETTINGS if name in os.environ},
     }
+
+
+def describe_machine(machine: dict) -> str:
+    """"2 cores, AMD EPYC" for a report's footer, with the recognizer's kernel settings when any were set."""
+    text = f"{machine.get('cores')} cores, {machine.get('cpu_model', '')}"
+    settings = machine.get("ctranslate2_settings") or {}
+    if settings:
+        text += " (CTranslate2 with " + ", ".join(f"{k}={v}" for k, v in sorted(settings.items())) + ")"
+    return text

@@ -9,7 +9,7 @@ from typing import Any
 
 from engine.asr.bench import LONG_RECORDING, load_manifest
 from engine.eval.runner import aggregate_reports
-from engine.metrics import machine_info
+from engine.metrics import describe_machine, machine_info
 from engine.metrics import names as m
 from engine.metrics.repeats import Figure, format_summary, repeated_report, run_progress, summarize
 from engine.metrics.wer import word_errors
@@ -193,6 +193,6 @@ def format_table(report: dict) -> str:
     lines.append(probe_text(report))
     machine = report["machine"]
     slowdown = report["config"].get("cpu_slowdown", 1.0)
-    lines.append(f"{report['config']['recordings']} recordings; {machine['cores']} cores, {machine['cpu_model']}"
+    lines.append(f"{report['config']['recordings']} recordings; {describe_machine(machine)}"
                  f"{f', compute charged x{slowdown:g}' if slowdown != 1.0 else ''}")  # fmt: skip
     return "\n".join(lines)

@@ -17,7 +17,7 @@ from pathlib import Path
 from engine.asr.bench import load_manifest
 from engine.asr.offline import transcribe_long
 from engine.audio.io import load_audio
-from engine.metrics import machine_info
+from engine.metrics import describe_machine, machine_info
 from engine.metrics import names as m
 from engine.metrics.repeats import Figure, format_summary, repeated_report, run_progress, summarize
 from engine.metrics.translation import bleu, chrf
@@ -220,6 +220,5 @@ def format_table(report: dict) -> str:
     charged = f", compute charged x{slowdown:g}" if slowdown != 1.0 else ""
     phase = report["config"].get("step_phase_s") or 0.0
     phased = f"; the recognizer's steps {phase:.2f} s later than at phase 0" if phase else ""
-    lines.append(f"{report['config']['recordings']} recordings{phased}; {machine.get('cores')} cores, "
-                 f"{machine.get('cpu_model', '')}{charged}")  # fmt: skip
+    lines.append(f"{report['config']['recordings']} recordings{phased}; {describe_machine(machine)}{charged}")
     return "\n".join(lines)
