@@ -8,15 +8,17 @@ from engine.metrics import names as m
 from engine.pipeline.bench_interpret import format_table, interpret_results
 
 
+def session_report(text: str, underruns: int = 0, gap_s: float = 0.0) -> dict:
+    """What a session's report gives ``interpret_results``: its committed English and its gaps, all short notice."""
+    return {"committed_text": text, m.UNDERRUNS: underruns, m.GAP_S: gap_s, m.FIRST_AUDIO_S: {"n": 1, "median": 0.2},
+            m.EAR_VOICE_LAG_S: {"n": 4, "median": 3.0}, "underruns_short_notice": underruns, "underruns_forced": 0}
+
+
 def test_bench_interpret_sums_the_gaps_of_its_underruns() -> None:
     """How long the voice was silent for want of compute, beside how often: 3 underruns of 0.42 s in all."""
     entries = [{"lang": "es", "translation": "each of them is an exclusive right"},
                {"lang": "fr", "translation": "the night was cold"}]  # fmt: skip
-    reports = [
-        {"committed_text": text, m.UNDERRUNS: underruns, m.GAP_S: gap_s, m.FIRST_AUDIO_S: {"n": 1, "median": 0.2},
-         m.EAR_VOICE_LAG_S: {"n": 4, "median": 3.0}, "underruns_short_notice": underruns, "underruns_forced": 0}
-        for text, underruns, gap_s in (("each of them is a right", 1, 0.12), ("the night was cold", 2, 0.30))
-    ]  # fmt: skip
+    reports = [session_report("each of them is a right", 1, 0.12), session_report("the night was cold", 2, 0.30)]
     results = interpret_results(entries, reports, [e["translation"] for e in entries])
     assert results[m.UNDERRUNS] == 3 and results[m.GAP_S] == pytest.approx(0.42)
     report = {"results": {"la2": results}, "machine": {"cores": 2}, "config": {"recordings": 2}}
@@ -27,9 +29,7 @@ def test_bench_interpret_names_the_recognizers_kernel_settings() -> None:
     """Figures made with CTranslate2's kernels forced say so: they round differently (interpreting.md, nineteenth
     round)."""
     entries = [{"lang": "es", "translation": "the night was cold"}]
-    reports = [{"committed_text": "the night was cold", m.UNDERRUNS: 0, m.GAP_S: 0.0,
-                m.FIRST_AUDIO_S: {"n": 1, "median": 0.2}, m.EAR_VOICE_LAG_S: {"n": 4, "median": 3.0},
-                "underruns_short_notice": 0, "underruns_forced": 0}]  # fmt: skip
+    reports = [session_report("the night was cold")]
     results = interpret_results(entries, reports, [e["translation"] for e in entries])
     machine = {"cores": 2, "cpu_model": "AMD EPYC"}
     report = {"results": {"la2": results}, "machine": machine, "config": {"recordings": 1}}
