@@ -12,7 +12,8 @@ default interpreting's ``interpret_beam_size``), ``fprev`` (the hold bound commi
 hypothesis had them, as interpreting's ``interpret_force_previous``; default: as the newest has them), ``leadS`` (S
 seconds of silence before each recording: the step grid meets the speech at another phase), ``trimS`` (the buffer
 is cut past S seconds, as ``StreamConfig.trim_s``; the machine pace's first level cuts it after 6 s), ``prompt`` (each
-decode is prompted with the English committed before the buffer, ``StreamConfig.use_prompt``). Prints corpus
+decode is prompted with the English committed before the buffer, ``StreamConfig.use_prompt``), ``runN`` (a
+translation loses runs of N or more words timed to one instant, ``speech_filter.UNALIGNED_RUN_WORDS``). Prints corpus
 BLEU and chrF, the median real-time factor and commit latency, BLEU by language.
 """
 
@@ -29,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
+import engine.asr.speech_filter as speech_filter  # noqa: E402
 import engine.asr.streaming as streaming  # noqa: E402
 from engine.asr.backend import SAMPLE_RATE  # noqa: E402
 from engine.asr.bench import load_manifest  # noqa: E402
@@ -90,12 +92,14 @@ def run(configs: list[str]) -> None:
     audio = {e["id"]: load_audio(e["path"]) for e in entries}
     references = [e["translation"] for e in entries]
     finish_tail_s, padding_s, beam_size = streaming.FINISH_TAIL_S, backend.padding_s, backend.beam_size
+    unaligned_run = speech_filter.UNALIGNED_RUN_WORDS
     for name in configs:
         policy, step_s, hold_s, gap_s, endpoint_s, force_previous = name.split("_")[0], 0.3, 3.0, None, None, False
         lead_s, trim_s, use_prompt = 0.0, StreamConfig().trim_s, False
         streaming.FINISH_TAIL_S = finish_tail_s
         backend.padding_s = padding_s
         backend.beam_size = beam_size
+        speech_filter.UNALIGNED_RUN_WORDS = unaligned_run
         for part in name.split("_")[1:]:
             if part.startswith("step"):
                 step_s = float(part[4:])
@@ -119,6 +123,8 @@ def run(configs: list[str]) -> None:
                 trim_s = float(part[4:])
             elif part == "prompt":
                 use_prompt = True
+            elif part.startswith("run"):
+                speech_filter.UNALIGNED_RUN_WORDS = int(part[3:])
         texts, rtfs, latencies = [], [], []
         for entry in entries:
             backend.set_language(entry["lang"])

@@ -9,7 +9,7 @@ import pytest
 
 from engine.asr.backend import SAMPLE_RATE
 from engine.asr.commit import make_commit_policy
-from engine.asr.speech_filter import SpeechFrames, drop_unspoken
+from engine.asr.speech_filter import UNALIGNED_RUN_WORDS, SpeechFrames, drop_unspoken, without_unaligned_runs
 from engine.asr.streaming import FINISH_TAIL_S, PAUSE_S, StreamConfig, StreamingRecognizer
 from engine.asr.vad import FRAME, FRAME_S
 from engine.asr.words import Word
@@ -180,6 +180,22 @@ def test_words_timed_to_the_buffers_first_instant_are_dropped_from_a_transcript(
     assert drop_unspoken(squeezed[1:], heard, buffer_start_s=1.0) == squeezed[1:]
     # a translation's words are often timed to no frame: left alone
     assert drop_unspoken(unaligned, heard) == unaligned
+
+
+def test_a_translations_run_of_words_timed_to_one_instant_is_dropped() -> None:
+    """Whisper base "translating" Japanese (fleurs_ja_1837, phase 0, AMD EPYC) wrote a clause at one instant, which a
+    translation of speech it heard never does: one or two words in a row timed that way are left alone."""
+    clause = [Word(t, 1.31, 1.31) for t in "the evening of the day of the".split()]
+    heard = [Word("In", 0.94, 1.26), *clause, Word("North", 1.31, 1.43), Word("Coast,", 1.43, 1.79)]
+    assert [w.text for w in without_unaligned_runs(heard)] == ["In", "North", "Coast,"]
+    # at the limit, and just under it
+    assert without_unaligned_runs(clause[:UNALIGNED_RUN_WORDS]) == []
+    assert without_unaligned_runs(clause[: UNALIGNED_RUN_WORDS - 1]) == clause[: UNALIGNED_RUN_WORDS - 1]
+    pair = [Word("to", 2.0, 2.0), Word("be", 2.0, 2.0), Word("able", 2.0, 2.2)]  # fleurs_fr_1690's pair
+    assert without_unaligned_runs(pair) == pair
+    # words with no duration at different instants are not a run
+    spread = [Word(t, 3.0 + 0.1 * i, 3.0 + 0.1 * i) for i, t in enumerate("one two three four five".split())]
+    assert without_unaligned_runs(spread) == spread
 
 
 def test_a_trailing_thank_you_over_silence_is_dropped_but_a_spoken_one_is_kept() -> None:

@@ -13,7 +13,10 @@ with no duration, are dropped. Whisper gives a word no frames when nothing in th
 is cut in a pause it may write a phrase there ("And else..." on a buffer that starts with the silence after "He was
 not", inside the detector's hangover): text it wrote, not speech it heard. Elsewhere such runs are often real words
 squeezed together ("words words" said fast), and a translation's words are often timed that way (they match no
-source word), so those are left alone.
+source word), so those are left alone. A translation loses only longer runs, ``UNALIGNED_RUN_WORDS`` or more words
+at one instant anywhere in it: Whisper base "translating" speech it cannot (Japanese) writes whole clauses there
+("the evening of the day of the Liberals, ..."), where a real translation has one or two such words in a row
+(docs/interpreting.md, twentieth round).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from engine.asr.words import Word
 PAD_S = 0.15
 INSTANT_S = 1e-6  # a word this short was timed to no frame of the audio
 TIMESTAMP_STEP_S = 0.02  # Whisper's word times come in these steps
+UNALIGNED_RUN_WORDS = 4  # a translation's words timed to one instant, this many in a row, were not heard
 MIN_PHRASE_SPEECH = 0.5  # of a trailing silence phrase's span, to count as said
 # Normalized as ``Word.key`` gives them, longest first: the longest match at the end of a hypothesis is checked.
 SILENCE_PHRASES: tuple[tuple[str, ...], ...] = tuple(
@@ -112,6 +116,21 @@ def without_unaligned_start(words: Sequence[Word], buffer_start_s: float) -> lis
     while run < len(words) and _unaligned_at(words[run], buffer_start_s):
         run += 1
     return list(words[run:] if run >= 2 else words)
+
+
+def without_unaligned_runs(words: Sequence[Word]) -> list[Word]:
+    """``words`` less every run of ``UNALIGNED_RUN_WORDS`` or more in a row that have no duration at one instant."""
+    kept: list[Word] = []
+    i = 0
+    while i < len(words):
+        end = i + 1
+        if words[i].end_s - words[i].start_s <= INSTANT_S:
+            while end < len(words) and _unaligned_at(words[end], words[i].start_s):
+                end += 1
+        if end - i < UNALIGNED_RUN_WORDS:
+            kept.extend(words[i:end])
+        i = end
+    return kept
 
 
 def _unaligned_at(word: Word, t_s: float) -> bool:

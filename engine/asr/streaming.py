@@ -29,7 +29,7 @@ import numpy as np
 
 from engine.asr.backend import SAMPLE_RATE, AsrBackend
 from engine.asr.commit import CommitPolicy, common_prefix_length
-from engine.asr.speech_filter import SpeechFrames, drop_unspoken
+from engine.asr.speech_filter import SpeechFrames, drop_unspoken, without_unaligned_runs
 from engine.asr.vad import FRAME, SileroVad, SpeechGate
 from engine.asr.words import Word, normalize_token
 
@@ -225,8 +225,10 @@ class StreamingRecognizer:
         frames = self._frames()
         if frames is None:
             return words, 0
-        transcript = getattr(self.backend, "task", "transcribe") != "translate"
-        kept = drop_unspoken(words, frames, self._offset_s if transcript else None)
+        if getattr(self.backend, "task", "transcribe") == "translate":
+            kept = drop_unspoken(without_unaligned_runs(words), frames)
+        else:
+            kept = drop_unspoken(words, frames, self._offset_s)
         if len(kept) < len(words) and log.isEnabledFor(logging.DEBUG):
             log.debug("dropped %d word(s) nobody said: %s", len(words) - len(kept),
                       " ".join(w.text for w in words if w not in kept))  # fmt: skip
