@@ -112,9 +112,7 @@ def drop_unspoken(words: Sequence[Word], frames: SpeechFrames, buffer_start_s: f
 
 def without_unaligned_start(words: Sequence[Word], buffer_start_s: float) -> list[Word]:
     """``words`` less a run of two or more at their start that have no duration at ``buffer_start_s``."""
-    run = 0
-    while run < len(words) and _unaligned_at(words[run], buffer_start_s):
-        run += 1
+    run = _unaligned_run_end(words, 0, buffer_start_s)
     return list(words[run:] if run >= 2 else words)
 
 
@@ -123,14 +121,19 @@ def without_unaligned_runs(words: Sequence[Word]) -> list[Word]:
     kept: list[Word] = []
     i = 0
     while i < len(words):
-        end = i + 1
-        if words[i].end_s - words[i].start_s <= INSTANT_S:
-            while end < len(words) and _unaligned_at(words[end], words[i].start_s):
-                end += 1
+        end = max(_unaligned_run_end(words, i, words[i].start_s), i + 1)
         if end - i < UNALIGNED_RUN_WORDS:
             kept.extend(words[i:end])
         i = end
     return kept
+
+
+def _unaligned_run_end(words: Sequence[Word], start: int, t_s: float) -> int:
+    """The index after the run of words from ``start`` on that have no duration at ``t_s`` (``start``: none)."""
+    end = start
+    while end < len(words) and _unaligned_at(words[end], t_s):
+        end += 1
+    return end
 
 
 def _unaligned_at(word: Word, t_s: float) -> bool:
