@@ -16,6 +16,7 @@ import soundfile
 from PySide6.QtGui import QImage
 
 from engine import cli
+from engine.asr.bench import load_manifest
 from engine.asr.speech_filter import UNALIGNED_RUN_WORDS, without_unaligned_runs
 from engine.asr.words import Word
 from engine.audio.io import load_audio
@@ -31,8 +32,11 @@ pytestmark = pytest.mark.slow
 
 
 def _first(folder: Path, lang: str) -> dict:
-    entries = [json.loads(line) for line in (folder / "manifest.jsonl").read_text().splitlines() if line.strip()]
-    return next(e for e in entries if e["lang"] == lang)
+    return next(e for e in load_manifest(folder / "manifest.jsonl") if e["lang"] == lang)
+
+
+def _entry(folder: Path, recording_id: str) -> dict:
+    return next(e for e in load_manifest(folder / "manifest.jsonl") if e["id"] == recording_id)
 
 
 def test_spanish_is_committed_and_spoken_in_english(speech_xx_dir: Path) -> None:
@@ -52,7 +56,7 @@ def test_a_pause_ends_an_utterance_and_its_silence_is_not_decoded(speech_xx_dir:
     """Two Spanish utterances with 6 s of silence between them, through the real recognizer and voice-activity
     detector, a second at a time: the first utterance is all committed soon after the speaker stops, then nothing is
     decoded until the second begins, and the second is heard at its own times."""
-    entries = {e["id"]: e for e in map(json.loads, (speech_xx_dir / "manifest.jsonl").read_text().splitlines())}
+    entries = {e["id"]: e for e in load_manifest(speech_xx_dir / "manifest.jsonl")}
     first, second = (load_audio(speech_xx_dir / entries[i]["wav"]) for i in ("cv_es_19599961", "s2st_es_2245"))
     gap_s = 6.0
     audio = np.concatenate([first, np.zeros(int(gap_s * 16000), np.float32), second, np.zeros(32000, np.float32)])
@@ -80,9 +84,7 @@ def test_words_the_hold_bound_commits_are_those_the_hypothesis_before_had(speech
     """Real translation hypotheses, which reword from one step to the next: where the previous step's tentative
     words (those the voice made ahead) reach past the hold bound's horizon, the bound commits those, and with the
     option off it never does (they would have been agreed on). A bound of 1.5 s makes it force often on 8 s."""
-    entry = next(e for e in map(json.loads, (speech_xx_dir / "manifest.jsonl").read_text().splitlines())
-                 if e["id"] == "cv_es_19717026")  # fmt: skip
-    audio = load_audio(speech_xx_dir / entry["wav"])
+    audio = load_audio(_entry(speech_xx_dir, "cv_es_19717026")["path"])
     config = ShadowConfig(translate_from="es")
     models = Models.load(config)
     matches = {}
@@ -111,9 +113,7 @@ def test_a_clause_written_at_one_instant_is_not_committed(speech_xx_dir: Path, m
     """Whisper base cannot translate Japanese. On fleurs_ja_1837 it writes whole clauses timed to one instant of the
     audio ("the evening of the day of the Liberals, ..."), which the recognizer drops as not heard: none of them is
     committed, and they are counted with the other words nobody said (docs/interpreting.md, twentieth round)."""
-    entry = next(e for e in map(json.loads, (speech_xx_dir / "manifest.jsonl").read_text().splitlines())
-                 if e["id"] == "fleurs_ja_1837")  # fmt: skip
-    audio = load_audio(speech_xx_dir / entry["wav"])
+    audio = load_audio(_entry(speech_xx_dir, "fleurs_ja_1837")["path"])
     config = ShadowConfig(translate_from="ja")
     recognizer = Models.load(config).recognizer(config)
     transcribe = recognizer.backend.transcribe
