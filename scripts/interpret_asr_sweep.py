@@ -13,7 +13,10 @@ hypothesis had them, as interpreting's ``interpret_force_previous``; default: as
 seconds of silence before each recording: the step grid meets the speech at another phase), ``trimS`` (the buffer
 is cut past S seconds, as ``StreamConfig.trim_s``; the machine pace's first level cuts it after 6 s), ``prompt`` (each
 decode is prompted with the English committed before the buffer, ``StreamConfig.use_prompt``), ``runN`` (a
-translation loses runs of N or more words timed to one instant, ``speech_filter.UNALIGNED_RUN_WORDS``). Prints corpus
+translation loses runs of N or more words timed to one instant, ``speech_filter.UNALIGNED_RUN_WORDS``), ``anyN``
+(agreement with whichever of the last N hypotheses agrees longest), ``nostall`` (a stalled hypothesis does not cut
+the buffer), ``zrN`` (a decode is cut at N words in a row with no duration, ``whisper_backend.ZERO_RUN``), ``nsX`` or
+``nsoff`` (faster-whisper's no-speech threshold, ``whisper_backend.NO_SPEECH_THRESHOLD``). Prints corpus
 BLEU and chrF, the median real-time factor and commit latency, BLEU by language.
 """
 
@@ -32,6 +35,7 @@ import numpy as np  # noqa: E402
 
 import engine.asr.speech_filter as speech_filter  # noqa: E402
 import engine.asr.streaming as streaming  # noqa: E402
+import engine.asr.whisper_backend as whisper_backend  # noqa: E402
 from engine.asr.backend import SAMPLE_RATE  # noqa: E402
 from engine.asr.bench import load_manifest  # noqa: E402
 from engine.asr.commit import common_prefix_length, make_commit_policy  # noqa: E402
@@ -85,6 +89,22 @@ class GapAgreement:
         self.last = self.last[count:]
 
 
+class AnyAgreement(GapAgreement):
+    """Commit the longest common prefix of this tail with whichever of the last ``depth`` tails agrees longest."""
+
+    def __init__(self, depth: int) -> None:
+        super().__init__(0.0)
+        self.depth = depth
+
+    def update(self, tail: Sequence[Word]) -> int:
+        current = list(tail)
+        count = max((common_prefix_length(t, current) for _, t in list(self.history)[-self.depth :]), default=0)
+        self._forget(current[:count])
+        self.history.append((0.0, current[count:]))
+        self.last = current[count:]
+        return count
+
+
 def run(configs: list[str]) -> None:
     entries = load_manifest(shared_speech_dir().parent / "speech-xx" / "manifest.jsonl")
     backend = load_backend(ShadowConfig(translate_from="auto"))
@@ -93,12 +113,17 @@ def run(configs: list[str]) -> None:
     references = [e["translation"] for e in entries]
     finish_tail_s, padding_s, beam_size = streaming.FINISH_TAIL_S, backend.padding_s, backend.beam_size
     unaligned_run = speech_filter.UNALIGNED_RUN_WORDS
+    zero_run = whisper_backend.ZERO_RUN
+    stalled = StreamingRecognizer._stalled
     for name in configs:
         policy, step_s, hold_s, gap_s, endpoint_s, force_previous = name.split("_")[0], 0.3, 3.0, None, None, False
-        lead_s, trim_s, use_prompt = 0.0, StreamConfig().trim_s, False
+        lead_s, trim_s, use_prompt, depth = 0.0, StreamConfig().trim_s, False, 0
         streaming.FINISH_TAIL_S = finish_tail_s
         backend.padding_s = padding_s
         backend.beam_size = beam_size
+        backend.no_speech_threshold = whisper_backend.NO_SPEECH_THRESHOLD
+        whisper_backend.ZERO_RUN = zero_run
+        StreamingRecognizer._stalled = stalled
         speech_filter.UNALIGNED_RUN_WORDS = unaligned_run
         for part in name.split("_")[1:]:
             if part.startswith("step"):
@@ -123,13 +148,21 @@ def run(configs: list[str]) -> None:
                 trim_s = float(part[4:])
             elif part == "prompt":
                 use_prompt = True
+            elif part.startswith("any"):
+                depth = int(part[3:])
+            elif part == "nostall":
+                StreamingRecognizer._stalled = lambda self: False
+            elif part.startswith("zr"):
+                whisper_backend.ZERO_RUN = int(part[2:])
+            elif part.startswith("ns"):
+                backend.no_speech_threshold = None if part == "nsoff" else float(part[2:])
             elif part.startswith("run"):
                 speech_filter.UNALIGNED_RUN_WORDS = int(part[3:])
         texts, rtfs, latencies = [], [], []
         for entry in entries:
             backend.set_language(entry["lang"])
             vad.reset()
-            commit = GapAgreement(gap_s) if gap_s else make_commit_policy(policy)
+            commit = GapAgreement(gap_s) if gap_s else AnyAgreement(depth) if depth else make_commit_policy(policy)
             config = StreamConfig(
                 trim_s=trim_s, max_hold_s=hold_s, endpoint_s=endpoint_s, force_previous=force_previous,
                 use_prompt=use_prompt,

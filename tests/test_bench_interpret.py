@@ -37,3 +37,19 @@ def test_bench_interpret_names_the_recognizers_kernel_settings() -> None:
     machine["ctranslate2_settings"] = {"CT2_FORCE_CPU_ISA": "AVX512"}
     forced = "1 recordings; 2 cores, AMD EPYC (CTranslate2 with CT2_FORCE_CPU_ISA=AVX512)"
     assert format_table(report).splitlines()[-1] == forced
+
+
+def test_bench_interpret_gives_the_cost_of_streaming_with_its_bootstrap_interval() -> None:
+    """``bleu_offline - bleu`` comes with where chance puts it: on a handful of recordings the interval is wide."""
+    entries = [{"lang": "es", "translation": "each of them is an exclusive right subject to limitations"},
+               {"lang": "fr", "translation": "the night was cold and the streets were empty"},
+               {"lang": "de", "translation": "he lost control of his car soon after the start"}]  # fmt: skip
+    reports = [session_report("each of them is a right"), session_report("the night was cold"),
+               session_report("he lost control of the car after the start")]  # fmt: skip
+    results = interpret_results(entries, reports, [e["translation"] for e in entries])
+    cost = results[m.BLEU_OFFLINE] - results[m.BLEU]
+    low, high = results["bleu_cost_ci95"]
+    assert 0 < low <= cost <= high
+    report = {"results": {"la2": results}, "machine": {"cores": 2}, "config": {"recordings": 3}}
+    line = f"la2: bleu_offline - bleu {cost:.1f} (95 % interval {low:.1f} to {high:.1f}), paired bootstrap over the 3"
+    assert line in format_table(report)

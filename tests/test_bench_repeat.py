@@ -95,12 +95,17 @@ def test_bench_interpret_repeated_translates_offline_once_and_keeps_every_run(
     assert over[m.GAP_S]["runs"] == [r[m.GAP_S] for r in runs] and all(r[m.GAP_S] >= 0 for r in runs)
     assert over[m.BLEU_OFFLINE]["min"] == over[m.BLEU_OFFLINE]["max"] > 0  # translated once, so the same in every run
     assert over[m.END_OFFSET_S]["median"] is not None and over[m.END_OFFSET_S]["median"] < 10
+    # the cost of streaming over both runs' sentences, with the interval of resampling the recording with its runs
+    pooled = over["bleu_cost_pooled"]
+    assert pooled["ci95"][0] <= pooled["cost"] <= pooled["ci95"][1]
+    assert all(len(r["bleu_cost_ci95"]) == 2 for r in runs)
     recording = report["repeats"][0]["per_recording"]["s2st_es_2245"]
     assert isinstance(recording["offline_translation"], str) and recording["offline_translation"].strip()
     assert recording["offline"]["committed"] and recording["la2"]["committed"]  # the policy "offline" is a run
     text = bench_interpret.format_repeated(report)
     assert "la2 over 2 runs, median (min to max):" in text and "run 2/2:" in text
     assert "steps 0.50 s later than at phase 0" in text
+    assert "bleu_offline - bleu, every run's sentences pooled: " in text
     probes = [r["speed_probe"] for r in report["repeats"]]  # Whisper base translating, timed before and after
     assert all(p["before"]["recognizer_s"] > 0 and p["after"]["voice_s"] > 0 for p in probes)
     assert text.count("machine speed (wall time") == 2

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.metrics.translation import average_lagging, bleu, chrf, normalize_for_bleu
+from engine.metrics.translation import average_lagging, bleu, bleu_difference_interval, chrf, normalize_for_bleu
 
 
 def test_case_and_punctuation_do_not_count() -> None:
@@ -23,6 +23,35 @@ def test_a_worse_translation_scores_lower() -> None:
     assert 0 < bleu(reference, far) < bleu(reference, close) < 100
     assert 0 < chrf(reference, far) < chrf(reference, close) < 100
     assert bleu(reference, [""]) == 0.0
+
+
+REFERENCES = [
+    "this experience represents a transcendental step in the spatial history of the country",
+    "each one of them is an exclusive right subject to certain limitations and exceptions",
+    "the night was cold and the streets were empty",
+    "he lost control of his car and ended the race soon after the start",
+    "the dam stopped the seasonal floods that spread sediment along the river",
+    "the ruling party kept its majority in the elections",
+]
+
+
+def test_the_bootstrap_interval_of_a_bleu_difference_brackets_it_and_narrows_with_agreement() -> None:
+    """Paired bootstrap over sentences: a better system's lead lies inside its interval; two identical systems differ
+    by nothing in every resample; resampled as one group, every sample is the corpus, so the interval is the
+    difference sacrebleu gives the whole corpus (the per-sentence statistics add up to its corpus BLEU)."""
+    close = [r.replace("the", "a", 1) for r in REFERENCES]
+    far = ["the country has a history", "it is a right", "it was cold", "he lost the race", "the river", "a party"]
+    lead = bleu(REFERENCES, close) - bleu(REFERENCES, far)
+    low, high = bleu_difference_interval(REFERENCES, close, far)
+    assert 0 < low <= lead <= high < 100
+    assert bleu_difference_interval(REFERENCES, close, close) == (0.0, 0.0)
+    whole = bleu_difference_interval(REFERENCES, close, far, groups=["one"] * len(REFERENCES))
+    assert whole == pytest.approx((lead, lead))
+    # grouped in pairs, a resample draws three pairs: the interval is another, still around the lead
+    paired = bleu_difference_interval(REFERENCES, close, far, groups=[0, 0, 1, 1, 2, 2])
+    assert paired != (low, high) and paired[0] <= lead <= paired[1]
+    with pytest.raises(ValueError, match="one reference per sentence"):
+        bleu_difference_interval(REFERENCES, close, far[:-1])
 
 
 def test_average_lagging_follows_simuleval() -> None:

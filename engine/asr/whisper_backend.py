@@ -41,6 +41,7 @@ CONTINUE_BEFORE_END_S = 1.5  # a first window whose words end this far before th
 # confidence, which the voice would speak (docs/robustness.md, thirteenth pass). Transcribing only: a correct
 # translation scores lower (median -1.13 a step on German).
 FAILED_DECODE_LOGPROB = -1.0
+NO_SPEECH_THRESHOLD = 0.6
 
 
 def bundled_model_path() -> Path:
@@ -157,6 +158,10 @@ class WhisperBackend:
         # a streaming step's segment scoring less is not used (None: every segment is); full-window decodes use all
         self.min_avg_logprob = min_avg_logprob if task == "transcribe" else None
         self.failed = False  # the last ``transcribe`` left out a segment under ``min_avg_logprob``
+        # faster-whisper's own: a window whose "no speech" probability is higher, and whose tokens average a
+        # log-probability under -1, gives no words. It empties some translation steps mid-speech, yet without it
+        # interpreting scores lower (docs/interpreting.md, twenty-first round)
+        self.no_speech_threshold: float | None = NO_SPEECH_THRESHOLD
         # the spoken language (a Whisper code such as "es"); None: detected from the first AUTO_DETECT_S of speech
         self.language: str | None = None
         self.detected: tuple[str, float] | None = None  # what detection found, with its probability
@@ -222,6 +227,7 @@ class WhisperBackend:
             initial_prompt=prompt or None,
             vad_filter=False,
             max_new_tokens=self.max_new_tokens,
+            no_speech_threshold=self.no_speech_threshold,
         )
         floor = None if full_window else self.min_avg_logprob
         words: list[Word] = []

@@ -20,7 +20,7 @@ from engine.audio.io import load_audio
 from engine.metrics import describe_machine, machine_info
 from engine.metrics import names as m
 from engine.metrics.repeats import Figure, format_summary, repeated_report, run_progress, summarize
-from engine.metrics.translation import bleu, chrf
+from engine.metrics.translation import bleu, bleu_difference_interval, chrf
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.models import Models
 from engine.pipeline.shadow import shadow_file
@@ -30,6 +30,9 @@ from engine.pipeline.summary import underrun_causes, underrun_causes_text
 log = logging.getLogger(__name__)
 
 POLICIES = ("la2", "hold2", "offline")
+# the 95 % paired bootstrap interval of ``bleu_offline - bleu`` (METRICS.md: the cost of streaming) over the recordings:
+# on 30 recordings corpus BLEU moves by points with chance (docs/interpreting.md, twenty-first round)
+BLEU_COST_CI = "bleu_cost_ci95"
 MEDIANS = (m.AL_S, m.AL_CA_S, m.END_OFFSET_S, "behind_s", m.RTF_ASR)
 
 
@@ -56,6 +59,7 @@ def interpret_results(entries: list[dict], reports: list[dict], offline: list[st
         m.BLEU: bleu(references, committed),
         m.CHRF: chrf(references, committed),
         m.BLEU_OFFLINE: bleu(references, offline),
+        BLEU_COST_CI: list(bleu_difference_interval(references, offline, committed)),
         **{name: _median([r.get(name) for r in reports]) for name in MEDIANS},
         m.UNDERRUNS: sum(r[m.UNDERRUNS] for r in reports),
         m.GAP_S: sum(r[m.GAP_S] for r in reports),
@@ -118,7 +122,20 @@ def run_bench(
     if repeat == 1:
         return reports[0]
     over = {policy: summarize([r["results"][policy] for r in reports], INTERPRET_FIGURES) for policy in policies}
+    for policy in policies:
+        over[policy]["bleu_cost_pooled"] = pooled_bleu_cost(reports, policy)
     return repeated_report(reports, over)
+
+
+def pooled_bleu_cost(reports: list[dict], policy: str) -> dict:
+    """``bleu_offline - bleu`` of ``policy`` over every run's sentences at once, with its 95 % interval: each
+    resample takes a recording with all its runs, since a recording's runs are not independent of each other."""
+    rows = [(recording_id, r) for report in reports for recording_id, r in report["per_recording"].items()]
+    references = [r["reference"] for _, r in rows]
+    offline = [r["offline_translation"] for _, r in rows]
+    committed = [r[policy]["committed"] for _, r in rows]
+    low, high = bleu_difference_interval(references, offline, committed, groups=[i for i, _ in rows])
+    return {"cost": bleu(references, offline) - bleu(references, committed), "ci95": [low, high]}
 
 
 def _one_run(
@@ -183,11 +200,20 @@ def format_repeated(report: dict) -> str:
     for policy, over in report["over_runs"].items():
         lines.append(f"{policy} over {len(runs)} runs, median (min to max):")
         lines += ["  " + line for line in format_summary(over, INTERPRET_FIGURES)]
+        pooled = over.get("bleu_cost_pooled")
+        if pooled:
+            cost = _cost_text(pooled["cost"], pooled["ci95"])
+            lines.append(f"  bleu_offline - bleu, every run's sentences pooled: {cost}, resampling recordings with "
+                         "all their runs")  # fmt: skip
     return "\n".join(lines)
 
 
 def _fmt(value: float | None, unit: str = "", digits: int = 2) -> str:
     return "–" if value is None else f"{value:.{digits}f}{unit}"
+
+
+def _cost_text(cost: float, interval: list[float]) -> str:
+    return f"{cost:.1f} (95 % interval {interval[0]:.1f} to {interval[1]:.1f})"
 
 
 def format_table(report: dict) -> str:
@@ -205,6 +231,11 @@ def format_table(report: dict) -> str:
         )
     languages = next(iter(report["results"].values()))["by_language"]
     lines.append("")
+    recordings = report["config"]["recordings"]
+    for policy, r in report["results"].items():
+        if r.get(BLEU_COST_CI):
+            lines.append(f"{policy}: bleu_offline - bleu {_cost_text(r[m.BLEU_OFFLINE] - r[m.BLEU], r[BLEU_COST_CI])}"
+                         f", paired bootstrap over the {recordings} recordings")  # fmt: skip
     for policy, r in report["results"].items():
         if r[m.UNDERRUNS]:
             lines.append(f"{policy}: underruns {r[m.UNDERRUNS]} ({r[m.GAP_S]:.2f} s of gaps){underrun_causes_text(r)}")
