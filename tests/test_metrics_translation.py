@@ -35,7 +35,7 @@ REFERENCES = [
 ]
 
 
-def test_the_bootstrap_interval_of_a_bleu_difference_brackets_it_and_narrows_with_agreement() -> None:
+def test_the_bootstrap_interval_of_a_bleu_difference_brackets_it() -> None:
     """Paired bootstrap over sentences: a better system's lead lies inside its interval; two identical systems differ
     by nothing in every resample; resampled as one group, every sample is the corpus, so the interval is the
     difference sacrebleu gives the whole corpus (the per-sentence statistics add up to its corpus BLEU)."""

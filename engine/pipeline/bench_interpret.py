@@ -2,7 +2,8 @@
 clock), once per commit policy, with the offline translation of each whole recording as the quality reference.
 
 The recordings are translated with the language the manifest names (``lang``); ``bleu``, ``chrf`` and
-``bleu_offline`` are corpus-level over the manifest, the delays are medians over recordings.
+``bleu_offline`` are corpus-level over the manifest, the delays are medians over recordings. ``bleu_offline - bleu``
+comes with its 95 % paired bootstrap interval over the recordings, which on 30 of them spans about four points.
 """
 
 from __future__ import annotations
