@@ -68,10 +68,14 @@ class GapAgreement:
         self.history = deque(((t, tail[len(keys) :]) for t, tail in self.history
                               if [w.key for w in tail[: len(keys)]] == keys), maxlen=20)  # fmt: skip
 
+    def _agreed(self, now: float, current: list[Word]) -> int:
+        """How many leading words of ``current`` the remembered tails agree on."""
+        older = next((t for at, t in reversed(self.history) if at <= now - self.gap_s), None)
+        return common_prefix_length(older, current) if older is not None else 0
+
     def update(self, tail: Sequence[Word]) -> int:
         now, current = self.heard_s(), list(tail)
-        older = next((t for at, t in reversed(self.history) if at <= now - self.gap_s), None)
-        count = common_prefix_length(older, current) if older is not None else 0
+        count = self._agreed(now, current)
         self._forget(current[:count])
         self.history.append((now, current[count:]))
         self.last = current[count:]
@@ -96,13 +100,8 @@ class AnyAgreement(GapAgreement):
         super().__init__(0.0)
         self.depth = depth
 
-    def update(self, tail: Sequence[Word]) -> int:
-        current = list(tail)
-        count = max((common_prefix_length(t, current) for _, t in list(self.history)[-self.depth :]), default=0)
-        self._forget(current[:count])
-        self.history.append((0.0, current[count:]))
-        self.last = current[count:]
-        return count
+    def _agreed(self, now: float, current: list[Word]) -> int:
+        return max((common_prefix_length(t, current) for _, t in list(self.history)[-self.depth :]), default=0)
 
 
 def run(configs: list[str]) -> None:
