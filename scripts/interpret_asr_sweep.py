@@ -16,8 +16,11 @@ decode is prompted with the English committed before the buffer, ``StreamConfig.
 translation loses runs of N or more words timed to one instant, ``speech_filter.UNALIGNED_RUN_WORDS``), ``anyN``
 (agreement with whichever of the last N hypotheses agrees longest), ``nostall`` (a stalled hypothesis does not cut
 the buffer), ``zrN`` (a decode is cut at N words in a row with no duration, ``whisper_backend.ZERO_RUN``), ``nsX`` or
-``nsoff`` (faster-whisper's no-speech threshold, ``whisper_backend.NO_SPEECH_THRESHOLD``). Prints corpus
-BLEU and chrF, the median real-time factor and commit latency, BLEU by language.
+``nsoff`` (faster-whisper's no-speech threshold, ``whisper_backend.NO_SPEECH_THRESHOLD``), ``patientS``
+(agreement with a hypothesis ``gapS`` older, default 2 s, only while the sweep's voice has S seconds or more still
+to say, else with the previous one). Prints corpus BLEU and chrF, the median real-time factor and commit latency,
+the median lag of the sweep's voice (``voice_lag_s``: each committed word spoken ``VOICE_WORD_S`` long, from
+``VOICE_READY_S`` after its commit at the earliest, minus the word's end), BLEU by language.
 """
 
 from __future__ import annotations
@@ -93,6 +96,38 @@ class GapAgreement:
         self.last = self.last[count:]
 
 
+# A voice for the sweep, which has none: each committed word takes ``VOICE_WORD_S`` to speak, and a step's words
+# start ``VOICE_READY_S`` after they were committed at the earliest.
+VOICE_WORD_S = 0.33
+VOICE_READY_S = 0.3
+
+
+def voice_starts(words: Sequence[tuple[float, float]]) -> list[float]:
+    """When each committed word (commit time, in order) would start playing on the sweep's voice."""
+    end, starts = 0.0, []
+    for commit_s, _ in words:
+        start = max(end, commit_s + VOICE_READY_S)
+        starts.append(start)
+        end = start + VOICE_WORD_S
+    return starts
+
+
+class PatientAgreement(GapAgreement):
+    """Agreement with a hypothesis at least ``gap_s`` older while the voice has ``patience_s`` or more to say before
+    it reaches the words this step could commit, else with the previous one (la2)."""
+
+    def __init__(self, gap_s: float, patience_s: float) -> None:
+        super().__init__(gap_s)
+        self.patience_s = patience_s
+        self.in_hand_s: Callable[[], float] = lambda: 0.0
+
+    def _agreed(self, now: float, current: list[Word]) -> int:
+        if self.in_hand_s() >= self.patience_s:
+            return super()._agreed(now, current)
+        older = self.history[-1][1] if self.history else None
+        return common_prefix_length(older, current) if older is not None else 0
+
+
 class AnyAgreement(GapAgreement):
     """Commit the longest common prefix of this tail with whichever of the last ``depth`` tails agrees longest."""
 
@@ -116,7 +151,7 @@ def run(configs: list[str]) -> None:
     stalled = StreamingRecognizer._stalled
     for name in configs:
         policy, step_s, hold_s, gap_s, endpoint_s, force_previous = name.split("_")[0], 0.3, 3.0, None, None, False
-        lead_s, trim_s, use_prompt, depth = 0.0, StreamConfig().trim_s, False, 0
+        lead_s, trim_s, use_prompt, depth, patience_s = 0.0, StreamConfig().trim_s, False, 0, None
         streaming.FINISH_TAIL_S = finish_tail_s
         backend.padding_s = padding_s
         backend.beam_size = beam_size
@@ -149,6 +184,8 @@ def run(configs: list[str]) -> None:
                 use_prompt = True
             elif part.startswith("any"):
                 depth = int(part[3:])
+            elif part.startswith("patient"):
+                patience_s = float(part[7:])
             elif part == "nostall":
                 StreamingRecognizer._stalled = lambda self: False
             elif part.startswith("zr"):
@@ -157,11 +194,14 @@ def run(configs: list[str]) -> None:
                 backend.no_speech_threshold = None if part == "nsoff" else float(part[2:])
             elif part.startswith("run"):
                 speech_filter.UNALIGNED_RUN_WORDS = int(part[3:])
-        texts, rtfs, latencies = [], [], []
+        texts, rtfs, latencies, voice_lags = [], [], [], []
         for entry in entries:
             backend.set_language(entry["lang"])
             vad.reset()
-            commit = GapAgreement(gap_s) if gap_s else AnyAgreement(depth) if depth else make_commit_policy(policy)
+            if patience_s is not None:
+                commit = PatientAgreement(gap_s or 2.0, patience_s)
+            else:
+                commit = GapAgreement(gap_s) if gap_s else AnyAgreement(depth) if depth else make_commit_policy(policy)
             config = StreamConfig(
                 trim_s=trim_s, max_hold_s=hold_s, endpoint_s=endpoint_s, force_previous=force_previous,
                 use_prompt=use_prompt,
@@ -169,11 +209,19 @@ def run(configs: list[str]) -> None:
             recognizer = StreamingRecognizer(backend, commit, vad, config)
             if isinstance(commit, GapAgreement):
                 commit.heard_s = lambda r=recognizer: r.audio_in_s
+            if isinstance(commit, PatientAgreement):
+                def in_hand(r: StreamingRecognizer = recognizer) -> float:
+                    said = [(w.heard_s, w.end_s) for w in r.committed]
+                    starts = voice_starts(said)
+                    return max(starts[-1] + VOICE_WORD_S - r.audio_in_s, 0.0) if starts else 0.0
+                commit.in_hand_s = in_hand
             lead = np.zeros(int(lead_s * SAMPLE_RATE), np.float32)
             result = run_stream(np.concatenate([lead, audio[entry["id"]]]), recognizer, SimulatedClock(), step_s)
             texts.append(" ".join(w.text for w in result.committed))
             rtfs.append(result.compute_s / result.audio_s)
             latencies += [w.commit_s - w.end_s for w in result.committed]
+            starts = voice_starts([(w.commit_s, w.end_s) for w in result.committed])
+            voice_lags += [start - w.end_s for start, w in zip(starts, result.committed, strict=True)]
         by_language = {}
         for lang in sorted({e["lang"] for e in entries}):
             pairs = [(r, t) for e, r, t in zip(entries, references, texts, strict=True) if e["lang"] == lang]
@@ -183,6 +231,7 @@ def run(configs: list[str]) -> None:
             "chrf": round(chrf(references, texts), 2),
             "rtf_asr": round(statistics.median(rtfs), 2),
             "commit_latency_s": round(statistics.median(latencies), 2),
+            "voice_lag_s": round(statistics.median(voice_lags), 2),
             "bleu_by_language": by_language,
         }
         sys.stdout.write(f"{name} {json.dumps(figures)}\n")

@@ -66,6 +66,9 @@ def test_cut_repetition() -> None:
     assert len(cut_repetition(looped)) == 5
     squeezed = [Word("a", 0, 0.3), Word("b", 0.3, 0.3), Word("c", 0.3, 0.3), Word("d", 0.3, 0.3), Word("e", 0.3, 0.5)]
     assert [w.text for w in cut_repetition(squeezed)] == ["a"]
+    # words squeezed into no time before a loop: the loop is cut, and so are they (the loop's cut does not end it)
+    squeezed_loop = squeezed + [Word(t, 1 + i, 1.5 + i) for i, t in enumerate(("the wind blows " * 3).split())]
+    assert [w.text for w in cut_repetition(squeezed_loop)] == ["a"]
     within = [Word(t, i, i + 0.5) for i, t in enumerate("the prime minister ksisisisisisisisisisisisis said".split())]
     assert [w.text for w in cut_repetition(within)] == ["the", "prime", "minister"]
     real = [Word(t, i, i + 0.5) for i, t in enumerate("Mississippi hahaha zzz 100,000,000 Hawaii, aaah!".split())]

@@ -68,6 +68,17 @@ def cut_repetition(words: list[Word], max_n: int = 8) -> list[Word]:
     looped = next((i for i, w in enumerate(words) if LOOPED_WORD.search(w.key)), None)
     if looped is not None:
         words = words[:looped]
+    words = _cut_loop(words, max_n)
+    zero_run = 0
+    for i, word in enumerate(words):
+        zero_run = zero_run + 1 if word.end_s - word.start_s < ZERO_DURATION_S else 0
+        if zero_run >= ZERO_RUN:
+            return words[: i - zero_run + 1]
+    return words
+
+
+def _cut_loop(words: list[Word], max_n: int) -> list[Word]:
+    """``words`` up to the first repetition of a phrase: its first time is kept."""
     keys = [w.key for w in words]
     for start in range(len(keys)):
         for n in range(1, max_n + 1):
@@ -79,11 +90,6 @@ def cut_repetition(words: list[Word], max_n: int = 8) -> list[Word]:
                 repeats += 1
             if repeats > (MAX_REPEATS if n == 1 else 2):
                 return words[: start + n]
-    zero_run = 0
-    for i, word in enumerate(words):
-        zero_run = zero_run + 1 if word.end_s - word.start_s < ZERO_DURATION_S else 0
-        if zero_run >= ZERO_RUN:
-            return words[: i - zero_run + 1]
     return words
 
 
