@@ -113,8 +113,8 @@ def voice_starts(words: Sequence[tuple[float, float]]) -> list[float]:
 
 
 class PatientAgreement(GapAgreement):
-    """Agreement with a hypothesis at least ``gap_s`` older while the voice has ``patience_s`` or more to say before
-    it reaches the words this step could commit, else with the previous one (la2)."""
+    """Agreement with a hypothesis at least ``gap_s`` older while the sweep's voice has ``patience_s`` or more still
+    to say (``in_hand_s``), else with the previous one (la2)."""
 
     def __init__(self, gap_s: float, patience_s: float) -> None:
         super().__init__(gap_s)

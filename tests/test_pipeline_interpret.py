@@ -120,11 +120,13 @@ def test_a_clause_written_at_one_instant_is_not_committed(speech_xx_dir: Path, m
     recognizer = Models.load(config).recognizer(config)
     cut_repetition = whisper_backend.cut_repetition
     runs: list[str] = []
+    kept: list[list[Word]] = []
 
     def spy(words: list[Word], *args: int) -> list[Word]:  # what Whisper wrote, before the backend cuts it
         if len(without_unaligned_runs(words)) < len(words):
             runs.append(" ".join(w.text for w in words))
-        return cut_repetition(words, *args)
+        kept.append(cut_repetition(words, *args))
+        return kept[-1]
 
     monkeypatch.setattr(whisper_backend, "cut_repetition", spy)
     for n, block in enumerate(np.array_split(audio, int(np.ceil(audio.size / 16000)))):
@@ -133,6 +135,7 @@ def test_a_clause_written_at_one_instant_is_not_committed(speech_xx_dir: Path, m
     recognizer.finish(audio.size / 16000 + 1.0)
     if not runs:
         pytest.skip("on this CPU Whisper timed no run of words to one instant of this recording")
+    assert all(without_unaligned_runs(words) == words for words in kept), runs  # the backend cut every run
     committed = [Word(w.text, w.start_s, w.end_s) for w in recognizer.committed]
     assert committed and without_unaligned_runs(committed) == committed, [(w.text, w.start_s) for w in committed]
 

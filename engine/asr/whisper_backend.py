@@ -64,7 +64,7 @@ def missing_model_files(path: Path) -> list[str]:
 def cut_repetition(words: list[Word], max_n: int = 8) -> list[Word]:
     """Cut a hypothesis where it starts looping: a word repeated more than MAX_REPEATS times in a row, or a
     phrase of 2..``max_n`` words repeated three times in a row; also at a run of words squeezed into no time, and
-    before a word that loops within itself."""
+    before a word that loops within itself; whichever comes first."""
     looped = next((i for i, w in enumerate(words) if LOOPED_WORD.search(w.key)), None)
     if looped is not None:
         words = words[:looped]
