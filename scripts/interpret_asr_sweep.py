@@ -73,8 +73,13 @@ class GapAgreement:
 
     def _agreed(self, now: float, current: list[Word]) -> int:
         """How many leading words of ``current`` the remembered tails agree on."""
-        older = next((t for at, t in reversed(self.history) if at <= now - self.gap_s), None)
+        gap_s = self._gap_s()
+        older = next((t for at, t in reversed(self.history) if at <= now - gap_s), None)
         return common_prefix_length(older, current) if older is not None else 0
+
+    def _gap_s(self) -> float:
+        """How much older than this one the hypothesis to agree with must be (0: the previous one)."""
+        return self.gap_s
 
     def update(self, tail: Sequence[Word]) -> int:
         now, current = self.heard_s(), list(tail)
@@ -121,11 +126,8 @@ class PatientAgreement(GapAgreement):
         self.patience_s = patience_s
         self.in_hand_s: Callable[[], float] = lambda: 0.0
 
-    def _agreed(self, now: float, current: list[Word]) -> int:
-        if self.in_hand_s() >= self.patience_s:
-            return super()._agreed(now, current)
-        older = self.history[-1][1] if self.history else None
-        return common_prefix_length(older, current) if older is not None else 0
+    def _gap_s(self) -> float:
+        return self.gap_s if self.in_hand_s() >= self.patience_s else 0.0
 
 
 class AnyAgreement(GapAgreement):
