@@ -4,8 +4,9 @@ Whisper base through the streaming recognizer on the simulated clock, no voice, 
     .venv/bin/python scripts/interpret_asr_sweep.py la2 la2_step1.0 la2_step1.0_hold5 la2_gap1.0 la3 la2_notail
 
 A configuration is a commit policy (``la2``, ``la3``, ...) with optional parts joined by ``_``: ``stepS`` (least
-time between steps, default 0.3 s), ``holdS`` (the hold bound, default 3 s), ``gapS`` (local agreement against the
-newest hypothesis at least S seconds older instead of the previous one), ``notail`` (the last decode keeps the
+time between steps, default 0.3 s), ``holdS`` (the hold bound, default 3 s), ``gapS`` (la2 against the newest
+hypothesis made on at least S seconds less audio instead of the previous one, ``LocalAgreement.min_gap_s``;
+interpreting runs ``step0.75_gap1.5``), ``notail`` (the last decode keeps the
 trailing quiet), ``padS`` (the silence Whisper's short window adds after the buffer, default 1 s), ``endS`` (a pause
 this long ends an utterance, as interpreting's ``interpret_endpoint_s``; default none), ``beamN`` (the decoder's beam;
 default interpreting's ``interpret_beam_size``), ``fprev`` (the hold bound commits held words as the previous
@@ -18,7 +19,8 @@ translation loses runs of N or more words timed to one instant, ``speech_filter.
 the buffer), ``zrN`` (a decode is cut at N words in a row with no duration, ``whisper_backend.ZERO_RUN``), ``nsX`` or
 ``nsoff`` (faster-whisper's no-speech threshold, ``whisper_backend.NO_SPEECH_THRESHOLD``), ``patientS``
 (agreement with a hypothesis ``gapS`` older, default 2 s, only while the sweep's voice has S seconds or more still
-to say, else with the previous one). Prints corpus BLEU and chrF, the median real-time factor and commit latency,
+to say, else with the previous one), ``quietS`` (a step's decode ends at the quietest moment of the buffer's last S
+seconds, not at its end). Prints corpus BLEU and chrF, the median real-time factor and commit latency,
 the median lag of the sweep's voice (``voice_lag_s``: each committed word spoken ``VOICE_WORD_S`` long, from
 ``VOICE_READY_S`` after its commit at the earliest, minus the word's end), BLEU by language.
 """
@@ -81,7 +83,7 @@ class GapAgreement:
         """How much older than this one the hypothesis to agree with must be (0: the previous one)."""
         return self.gap_s
 
-    def update(self, tail: Sequence[Word]) -> int:
+    def update(self, tail: Sequence[Word], heard_s: float | None = None) -> int:
         now, current = self.heard_s(), list(tail)
         count = self._agreed(now, current)
         self._forget(current[:count])
@@ -141,6 +143,46 @@ class AnyAgreement(GapAgreement):
         return max((common_prefix_length(t, current) for _, t in list(self.history)[-self.depth :]), default=0)
 
 
+QUIET_FRAME_S = 0.02
+
+
+def quiet_end(buffer: np.ndarray, look_s: float) -> int:
+    """The sample index of the middle of the latest quietest ``QUIET_FRAME_S`` frame in the buffer's last ``look_s``."""
+    frame = int(QUIET_FRAME_S * SAMPLE_RATE)
+    count = min(int(look_s * SAMPLE_RATE), buffer.size) // frame
+    if count < 2:
+        return buffer.size
+    tail = buffer[buffer.size - count * frame :].reshape(count, frame)
+    energy = np.mean(np.square(tail, dtype=np.float64), axis=1)
+    latest = count - 1 - int(np.argmin(energy[::-1]))
+    return buffer.size - count * frame + latest * frame + frame // 2
+
+
+def with_quiet_end(look_s: float) -> Callable[[], None]:
+    """Patch the recognizer so a step's decode (not an endpoint's, not the last) ends at the quietest moment of the
+    buffer's last ``look_s``; returns the undo."""
+    step, hypothesize = StreamingRecognizer.step, StreamingRecognizer._hypothesize
+
+    def patched_step(self: StreamingRecognizer, now_s: float):  # type: ignore[no-untyped-def]
+        self._quiet_step = True
+        try:
+            return step(self, now_s)
+        finally:
+            self._quiet_step = False
+
+    def patched_hypothesize(self: StreamingRecognizer, end: int | None = None):  # type: ignore[no-untyped-def]
+        if end is None and getattr(self, "_quiet_step", False):
+            end = quiet_end(self._buffer, look_s)
+        return hypothesize(self, end)
+
+    StreamingRecognizer.step, StreamingRecognizer._hypothesize = patched_step, patched_hypothesize
+
+    def undo() -> None:
+        StreamingRecognizer.step, StreamingRecognizer._hypothesize = step, hypothesize
+
+    return undo
+
+
 def run(configs: list[str]) -> None:
     entries = load_manifest(shared_speech_dir().parent / "speech-xx" / "manifest.jsonl")
     backend = load_backend(ShadowConfig(translate_from="auto"))
@@ -154,6 +196,7 @@ def run(configs: list[str]) -> None:
     for name in configs:
         policy, step_s, hold_s, gap_s, endpoint_s, force_previous = name.split("_")[0], 0.3, 3.0, None, None, False
         lead_s, trim_s, use_prompt, depth, patience_s = 0.0, StreamConfig().trim_s, False, 0, None
+        undo: Callable[[], None] | None = None
         streaming.FINISH_TAIL_S = finish_tail_s
         backend.padding_s = padding_s
         backend.beam_size = beam_size
@@ -194,6 +237,8 @@ def run(configs: list[str]) -> None:
                 whisper_backend.ZERO_RUN = int(part[2:])
             elif part.startswith("ns"):
                 backend.no_speech_threshold = None if part == "nsoff" else float(part[2:])
+            elif part.startswith("quiet"):
+                undo = with_quiet_end(float(part[5:]))
             elif part.startswith("run"):
                 speech_filter.UNALIGNED_RUN_WORDS = int(part[3:])
         texts, rtfs, latencies, voice_lags = [], [], [], []
@@ -203,7 +248,7 @@ def run(configs: list[str]) -> None:
             if patience_s is not None:
                 commit = PatientAgreement(gap_s or 2.0, patience_s)
             else:
-                commit = GapAgreement(gap_s) if gap_s else AnyAgreement(depth) if depth else make_commit_policy(policy)
+                commit = AnyAgreement(depth) if depth else make_commit_policy(policy, gap_s or 0.0)
             config = StreamConfig(
                 trim_s=trim_s, max_hold_s=hold_s, endpoint_s=endpoint_s, force_previous=force_previous,
                 use_prompt=use_prompt,
@@ -236,6 +281,8 @@ def run(configs: list[str]) -> None:
             "voice_lag_s": round(statistics.median(voice_lags), 2),
             "bleu_by_language": by_language,
         }
+        if undo is not None:
+            undo()
         sys.stdout.write(f"{name} {json.dumps(figures)}\n")
         sys.stdout.flush()
     streaming.FINISH_TAIL_S = finish_tail_s

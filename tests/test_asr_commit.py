@@ -78,6 +78,57 @@ def test_wait_k_waits_then_commits_at_a_fixed_rate() -> None:
     assert committed == ["a", "b", "c"]
 
 
+def run_timed(policy, hypotheses: list[tuple[float, str]]) -> tuple[list[str], list[int]]:
+    """``run`` with the audio each hypothesis was made on."""
+    committed: list[str] = []
+    counts = []
+    for heard_s, text in hypotheses:
+        tail = hyp(text)[len(committed) :]
+        n = policy.update(tail, heard_s=heard_s)
+        counts.append(n)
+        committed.extend(w.text for w in tail[:n])
+    return committed, counts
+
+
+def test_la2_across_a_gap_agrees_with_the_hypothesis_made_that_much_earlier() -> None:
+    """Steps 0.75 s apart, agreement across 1.5 s: the third hypothesis is compared with the first, not the second
+    (two translations a step apart agree on words more speech changes)."""
+    steps = [(0.75, "we went the"), (1.5, "we go to"), (2.25, "we go to the"), (3.0, "we go to the park")]
+    assert run_timed(LocalAgreement(2), steps) == (["we", "go", "to", "the"], [0, 1, 2, 1])
+    committed, counts = run_timed(LocalAgreement(2, min_gap_s=1.5), steps)
+    assert counts == [0, 0, 1, 2] and committed == ["we", "go", "to"]
+    # a flip back: the older hypothesis agrees where the one in between did not
+    flip = [(0.75, "I scream"), (1.5, "ice cream"), (2.25, "I scream now")]
+    assert run_timed(LocalAgreement(2), flip)[1] == [0, 0, 0]
+    assert run_timed(LocalAgreement(2, min_gap_s=1.5), flip) == (["I", "scream"], [0, 0, 2])
+
+
+def test_la2_across_a_gap_forgets_hypotheses_that_disagree_with_what_was_committed() -> None:
+    policy = LocalAgreement(2, min_gap_s=1.5)
+    # the same audio a few samples short of the gap still counts as the gap
+    assert run_timed(policy, [(0.75, "a b c"), (1.5, "x y"), (2.2499, "a b d")]) == (["a", "b"], [0, 0, 2])
+    # the hypothesis of 1.5 s ("x y") did not begin with "a b" and is forgotten; at 3.0 s the newest one 1.5 s
+    # older is that of 0.75 s, whose rest ("c") disagrees
+    assert policy.update(hyp("d e"), heard_s=3.0) == 0
+    assert policy.update(hyp("d e f"), heard_s=3.75) == 1  # against the rest of 2.25 s ("d")
+    policy.advance(1)  # the recognizer committed "e" as well
+    assert policy.update(hyp("f"), heard_s=4.5) == 0  # the rest of 3.0 s ("d e") is all committed: nothing to agree
+    policy.reset()
+    assert policy.update(hyp("a"), heard_s=6.0) == 0 and policy.update(hyp("a"), heard_s=7.5) == 1
+
+
+def test_la2_across_a_gap_needs_the_audio_heard() -> None:
+    with pytest.raises(ValueError, match="audio"):
+        LocalAgreement(2, min_gap_s=1.5).update(hyp("a b"))
+    with pytest.raises(ValueError):
+        LocalAgreement(3, min_gap_s=1.5)
+    with pytest.raises(ValueError):
+        LocalAgreement(2, min_gap_s=-1.0)
+    assert make_commit_policy("la2", 1.5).min_gap_s == 1.5  # type: ignore[attr-defined]
+    assert make_commit_policy("la3", 1.5).min_gap_s == 0.0  # type: ignore[attr-defined]
+    assert make_commit_policy("hold2", 1.5).update(hyp("a b c"), heard_s=1.0) == 1
+
+
 def test_offline_commits_only_at_the_end() -> None:
     policy = Offline()
     assert run(policy, ["a", "a b", "a b c"])[1] == [0, 0, 0]

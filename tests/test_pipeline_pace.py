@@ -78,20 +78,19 @@ def test_a_slow_machine_degrades_in_the_stated_order_one_level_per_dwell() -> No
 
 
 def test_a_step_counts_as_slow_against_its_period() -> None:
-    """Interpreting's steps come once a second: 0.6 s each fits the period with room to spare, and the shorter
-    buffer would cost the translation for nothing; past 0.8 of the period they degrade it. Shadowing's 0.3 s steps
-    keep the fixed costs."""
-    shadowing, interpreting = MachinePace(0.3, 1.0), MachinePace(1.0, 1.0)
+    """Interpreting's steps come every 0.75 s: 0.65 s each fits the period, and the shorter buffer would cost the
+    translation for nothing; past 0.9 of the period they degrade it. Shadowing's 0.3 s steps keep the fixed costs."""
+    shadowing, interpreting = MachinePace(0.3, 1.0), MachinePace(0.75, 1.0)
     steps(shadowing, 0.6, p.DWELL_S + 1, every_s=1.0)
-    t = steps(interpreting, 0.6, 3 * p.DWELL_S, every_s=1.0)
+    t = steps(interpreting, 0.65, 3 * p.DWELL_S, every_s=0.75)
     assert shadowing.level == 1 and interpreting.level == 0
-    assert interpreting.report()["slow_step_s"] == pytest.approx(p.HIGH_SHARE)
+    assert interpreting.report()["slow_step_s"] == pytest.approx(p.HIGH_SHARE * 0.75)
     assert shadowing.report()["slow_step_s"] == p.STEP_COST_HIGH_S
-    t = steps(interpreting, 0.9, p.DWELL_S + 1, t, every_s=1.0)
+    t = steps(interpreting, 0.72, 6.0, t, every_s=0.75)  # the median of the last steps passes 0.675 s
     assert interpreting.level == 1 and interpreting.trim_s == p.SHORT_TRIM_S
-    t = steps(interpreting, 0.6, p.DWELL_S + 1, t, every_s=1.0)
+    t = steps(interpreting, 0.6, p.DWELL_S + 1, t, every_s=0.75)
     assert interpreting.level == 1  # above half the period: not fast enough to go back
-    steps(interpreting, 0.3, p.DWELL_S + 1, t, every_s=1.0)
+    steps(interpreting, 0.3, p.DWELL_S + 1, t, every_s=0.75)
     assert interpreting.level == 0
 
 

@@ -19,8 +19,9 @@ class CommitPolicy(Protocol):
     name: str
     streaming: bool  # False for a policy that waits for the end of an utterance (offline): no hold bound
 
-    def update(self, tail: Sequence[Word]) -> int:
-        """Words of ``tail`` (a prefix) to commit now, given the hypothesis of this step."""
+    def update(self, tail: Sequence[Word], heard_s: float | None = None) -> int:
+        """Words of ``tail`` (a prefix) to commit now, given the hypothesis of this step (made on ``heard_s`` of
+        audio, for a policy that spaces the hypotheses it compares by time)."""
         ...
 
     def finish(self, tail: Sequence[Word]) -> int:
@@ -47,28 +48,64 @@ def common_prefix_length(*tails: Sequence[Word]) -> int:
     return n
 
 
+# Agreement across a gap: the audio heard by two steps a gap apart differs by a few samples from the gap itself
+GAP_TOLERANCE_S = 0.05
+GAP_HISTORY = 8  # tails remembered for it: enough for a gap of several steps
+
+
 class LocalAgreement:
-    """LA-n: commit the longest common prefix of the last ``n`` tails (n = 2: two consecutive hypotheses)."""
+    """LA-n: commit the longest common prefix of the last ``n`` tails (n = 2: two consecutive hypotheses).
+
+    With ``min_gap_s`` (LA-2 only), a tail is compared with the newest earlier one made on at least that much less
+    audio, instead of the previous one: interpreting steps every 0.75 s and agrees across 1.5 s of new speech, since
+    two translations a step apart agree on words the next second of speech changes (docs/interpreting.md,
+    twenty-third round). A remembered tail that does not begin with the words just committed is forgotten.
+    """
 
     streaming = True
 
-    def __init__(self, n: int = 2) -> None:
+    def __init__(self, n: int = 2, min_gap_s: float = 0.0) -> None:
         if n < 2:
             raise ValueError(f"local agreement needs n >= 2 hypotheses, not {n}")
+        if min_gap_s < 0 or (min_gap_s > 0 and n != 2):
+            raise ValueError(f"agreement across a gap is for la2 and a gap >= 0 (got la{n}, {min_gap_s} s)")
         self.n = n
+        self.min_gap_s = min_gap_s
         self._previous: deque[list[Word]] = deque(maxlen=n - 1)
+        # with ``min_gap_s``: (audio heard, what stays uncommitted of the tail) of the last steps, and the last tail
+        self._heard: deque[tuple[float, list[Word]]] = deque(maxlen=GAP_HISTORY)
+        self._last: list[Word] = []
 
     @property
     def name(self) -> str:
         return f"la{self.n}"
 
-    def update(self, tail: Sequence[Word]) -> int:
+    def update(self, tail: Sequence[Word], heard_s: float | None = None) -> int:
         current = list(tail)
+        if self.min_gap_s > 0:
+            return self._update_across_gap(current, heard_s)
         count = common_prefix_length(*self._previous, current) if len(self._previous) == self.n - 1 else 0
         # what stays undisplayed of every remembered tail, for the next comparison
         self._previous = deque((t[count:] for t in self._previous), maxlen=self.n - 1)
         self._previous.append(current[count:])
         return count
+
+    def _update_across_gap(self, current: list[Word], heard_s: float | None) -> int:
+        if heard_s is None:
+            raise ValueError("agreement across a gap needs the audio each hypothesis was made on")
+        limit = heard_s - self.min_gap_s + GAP_TOLERANCE_S
+        older = next((t for at, t in reversed(self._heard) if at <= limit), None)
+        count = common_prefix_length(older, current) if older is not None else 0
+        self._forget(current[:count])
+        self._heard.append((heard_s, current[count:]))
+        self._last = current[count:]
+        return count
+
+    def _forget(self, words: Sequence[Word]) -> None:
+        """Strip committed ``words`` from the remembered tails; forget those that do not begin with them."""
+        keys = [w.key for w in words]
+        kept = ((at, t[len(keys) :]) for at, t in self._heard if [w.key for w in t[: len(keys)]] == keys)
+        self._heard = deque(kept, maxlen=GAP_HISTORY)
 
     def finish(self, tail: Sequence[Word]) -> int:
         self.reset()
@@ -76,9 +113,13 @@ class LocalAgreement:
 
     def reset(self) -> None:
         self._previous.clear()
+        self._heard.clear()
+        self._last = []
 
     def advance(self, count: int) -> None:
         self._previous = deque((t[count:] for t in self._previous), maxlen=self.n - 1)
+        self._forget(self._last[:count])
+        self._last = self._last[count:]
 
 
 class HoldN:
@@ -95,7 +136,7 @@ class HoldN:
     def name(self) -> str:
         return f"hold{self.n}"
 
-    def update(self, tail: Sequence[Word]) -> int:
+    def update(self, tail: Sequence[Word], heard_s: float | None = None) -> int:
         return max(len(tail) - self.n, 0)
 
     def finish(self, tail: Sequence[Word]) -> int:
@@ -124,7 +165,7 @@ class WaitK:
     def name(self) -> str:
         return "waitk"
 
-    def update(self, tail: Sequence[Word]) -> int:
+    def update(self, tail: Sequence[Word], heard_s: float | None = None) -> int:
         self._steps += 1
         if self._steps <= self.k:
             return 0
@@ -147,7 +188,7 @@ class Offline:
     name = "offline"
     streaming = False
 
-    def update(self, tail: Sequence[Word]) -> int:
+    def update(self, tail: Sequence[Word], heard_s: float | None = None) -> int:
         return 0
 
     def finish(self, tail: Sequence[Word]) -> int:
@@ -160,10 +201,12 @@ class Offline:
         pass
 
 
-def make_commit_policy(name: str) -> CommitPolicy:
-    """``la2`` (or ``laN``), ``hold2`` (or ``holdN``), ``waitk``, ``offline``."""
+def make_commit_policy(name: str, agreement_gap_s: float = 0.0) -> CommitPolicy:
+    """``la2`` (or ``laN``), ``hold2`` (or ``holdN``), ``waitk``, ``offline``. ``agreement_gap_s``: la2 agrees
+    with the hypothesis made on that much less audio (the other policies do not compare hypotheses that way)."""
     if name.startswith("la") and name[2:].isdigit():
-        return LocalAgreement(int(name[2:]))
+        n = int(name[2:])
+        return LocalAgreement(n, agreement_gap_s if n == 2 else 0.0)
     if name.startswith("hold") and name[4:].isdigit():
         return HoldN(int(name[4:]))
     if name == "waitk":

@@ -256,7 +256,7 @@ class StreamingRecognizer:
             self._trim()
             return result
         tail = self._new_words(hypothesis)
-        n = self.policy.update(tail)
+        n = self.policy.update(tail, heard_s=self.audio_in_s)
         if endpoint is not None and not self._reaches(tail, endpoint):
             log.debug("the speaker paused, but the hypothesis stops before the speech does: no endpoint")
             endpoint = None

@@ -30,9 +30,11 @@ class ShadowConfig:
     tts_threads: int = 1
     asr_threads: int = 1  # with 2 cores, a core each for recognition and synthesis
     min_step_s: float = 0.3  # shadowing favours latency: more recognizer steps than the ASR's own default
-    # interpreting: at least this much new audio between recognizer steps (docs/interpreting.md: two translation
-    # hypotheses 0.3 s apart agree on words the next second of speech changes)
-    interpret_step_s: float = 1.0
+    # interpreting: at least this much new audio between recognizer steps, and la2 agrees with the hypothesis made
+    # on ``interpret_agreement_gap_s`` less audio (docs/interpreting.md: two translation hypotheses 0.3 s apart agree
+    # on words the next second of speech changes; twenty-third round: steps of 0.75 s agreeing across 1.5 s)
+    interpret_step_s: float = 0.75
+    interpret_agreement_gap_s: float = 1.5
     # a file's first recognizer step comes this much later than one step period (simulated and paced runs): the
     # phase at which the steps meet the speech. It moves a translation by several BLEU points (docs/interpreting.md,
     # seventeenth round), so ``bench interpret --repeat`` takes another phase in each run
@@ -69,6 +71,8 @@ class ShadowConfig:
             raise ValueError(f"hurry_below_s must be >= 0, not {self.hurry_below_s}")
         if self.min_step_s <= 0 or self.interpret_step_s <= 0:
             raise ValueError(f"recognizer steps must be positive, not {self.min_step_s} / {self.interpret_step_s}")
+        if self.interpret_agreement_gap_s < 0:
+            raise ValueError(f"the agreement gap must be >= 0, not {self.interpret_agreement_gap_s}")
         if self.interpret_endpoint_s <= 0:
             raise ValueError(f"the pause that ends an utterance must be positive, not {self.interpret_endpoint_s}")
         if not 1 <= self.interpret_beam_size <= 10:
@@ -93,6 +97,11 @@ class ShadowConfig:
     def step_s(self) -> float:
         """The least time between two recognizer steps in this mode."""
         return self.min_step_s if self.translate_from is None else max(self.min_step_s, self.interpret_step_s)
+
+    @property
+    def agreement_gap_s(self) -> float:
+        """How much less audio the hypothesis la2 agrees with was made on (0: the previous one; shadowing)."""
+        return 0.0 if self.translate_from is None else self.interpret_agreement_gap_s
 
     @property
     def endpoint_s(self) -> float | None:

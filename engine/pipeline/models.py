@@ -65,4 +65,5 @@ class Models:
             elif hasattr(self.backend, "reset"):
                 self.backend.reset()
             stream = StreamConfig(endpoint_s=config.endpoint_s, force_previous=config.force_previous)
-            return StreamingRecognizer(self.backend, make_commit_policy(config.commit), self.vad, stream)
+            policy = make_commit_policy(config.commit, config.agreement_gap_s)
+            return StreamingRecognizer(self.backend, policy, self.vad, stream)

@@ -21,9 +21,9 @@ slowed) and derives:
   A level is left again when steps cost less than ``STEP_COST_LOW_S`` (or ``LOW_SHARE`` of a longer period; and the
   voice half its limit).
 
-Interpreting steps once a second. At ``--cpu-slowdown 2`` its steps cost 0.45-0.65 s, well inside their period, and
-the shorter buffer of the first level cost its translation 2 BLEU and 2 chrF for no earlier commit
-(docs/interpreting.md, eighteenth round), so its steps count as slow only past ``HIGH_SHARE`` of the period.
+Interpreting steps every 0.75 s. At ``--cpu-slowdown 2`` its steps cost 0.45-0.65 s, inside their period, and the
+shorter buffer of the first level cost its translation 2 BLEU and 2 chrF for no earlier commit (docs/interpreting.md,
+eighteenth round), so its steps count as slow only past ``HIGH_SHARE`` of the period.
 """
 
 from __future__ import annotations
@@ -47,8 +47,10 @@ STEP_COST_HIGH_S = 0.45
 STEP_COST_LOW_S = 0.25
 STEP_COST_LIMIT_S = 1.0  # even degraded: a word is then committed ~2.5 s after it was said, and the lag target is lost
 # of a step period longer than shadowing's, the share its steps may cost before they count as slow (more and they
-# would soon take the whole period: the recognizer falls behind) and the share below which they are fast again
-HIGH_SHARE = 0.8
+# would soon take the whole period: the recognizer falls behind) and the share below which they are fast again.
+# Interpreting's 0.75 s steps cost 0.61-0.65 s at ``--cpu-slowdown 2`` on the AMD EPYC (docs/interpreting.md,
+# twenty-third round): 0.8 of the period would cut their buffer, which costs a translation 2 BLEU, for steps that fit
+HIGH_SHARE = 0.9
 LOW_SHARE = 0.5
 VOICE_RATIO_HIGH = 0.6  # voice compute / audio: above this, cheaper pieces
 VOICE_RATIO_LIMIT = 0.9  # even degraded, the voice barely makes its audio as fast as it plays
@@ -237,9 +239,10 @@ class MachinePace:
     def hurry_below_s(self) -> float:
         """The voice must hold what it takes for the next words to be committed and made: ``HURRY_STEPS`` ×
         (step period + step cost + a piece's compute). Before ``MIN_STEPS`` steps only the period is known, and it
-        counts already: interpreting steps once a second, and with the configured 1 s alone the voice's first
-        piece of a recording (about a second) never hurried, nothing was made ahead, and the next batch of words
-        came just as it ran out (every underrun of four traced interpreting runs)."""
+        counts already: interpreting steps every 0.75 s (once a second when this was written), and with the
+        configured 1 s alone the voice's first piece of a recording (about a second) never hurried, nothing was made
+        ahead, and the next batch of words came just as it ran out (every underrun of four traced interpreting
+        runs)."""
         if not self.adapt:
             return self.base_hurry_s
         with self._lock:
