@@ -6,9 +6,9 @@ Whisper base through the streaming recognizer on the simulated clock, no voice, 
 A configuration is a commit policy (``la2``, ``la3``, ...) with optional parts joined by ``_``: ``stepS`` (least
 time between steps, default 0.3 s), ``holdS`` (the hold bound, default 3 s), ``gapS`` (la2 against the newest
 hypothesis made on at least S seconds less audio instead of the previous one, ``LocalAgreement.min_gap_s``;
-interpreting runs ``step0.75_gap1.5``), ``notail`` (the last decode keeps the
-trailing quiet), ``padS`` (the silence Whisper's short window adds after the buffer, default 1 s), ``endS`` (a pause
-this long ends an utterance, as interpreting's ``interpret_endpoint_s``; default none), ``beamN`` (the decoder's beam;
+interpreting runs ``step0.75_gap1.5``), ``notail`` (the last decode keeps the trailing quiet), ``padS`` (the
+silence Whisper's short window adds after the buffer, default 1 s), ``endS`` (a pause this long ends an utterance,
+as interpreting's ``interpret_endpoint_s``; default none), ``beamN`` (the decoder's beam;
 default interpreting's ``interpret_beam_size``), ``fprev`` (the hold bound commits held words as the previous
 hypothesis had them, as interpreting's ``interpret_force_previous``; default: as the newest has them), ``leadS`` (S
 seconds of silence before each recording: the step grid meets the speech at another phase), ``trimS`` (the buffer
@@ -20,8 +20,8 @@ the buffer), ``zrN`` (a decode is cut at N words in a row with no duration, ``wh
 ``nsoff`` (faster-whisper's no-speech threshold, ``whisper_backend.NO_SPEECH_THRESHOLD``), ``patientS``
 (agreement with a hypothesis ``gapS`` older, default 2 s, only while the sweep's voice has S seconds or more still
 to say, else with the previous one), ``quietS`` (a step's decode ends at the quietest moment of the buffer's last S
-seconds, not at its end). Prints corpus BLEU and chrF, the median real-time factor and commit latency,
-the median lag of the sweep's voice (``voice_lag_s``: each committed word spoken ``VOICE_WORD_S`` long, from
+seconds, not at its end). Prints corpus BLEU and chrF, the median real-time factor and commit latency, the median
+lag of the sweep's voice (``voice_lag_s``: each committed word spoken ``VOICE_WORD_S`` long, from
 ``VOICE_READY_S`` after its commit at the earliest, minus the word's end), BLEU by language.
 """
 

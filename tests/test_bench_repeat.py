@@ -11,6 +11,7 @@ import pytest
 from engine import cli
 from engine.metrics import names as m
 from engine.metrics.repeats import Figure, format_summary, over_runs, summarize
+from engine.pipeline.config import ShadowConfig
 
 
 def test_figures_over_runs_give_every_run_the_median_and_the_range() -> None:
@@ -85,7 +86,8 @@ def test_bench_interpret_repeated_translates_offline_once_and_keeps_every_run(
     ]
     assert report["repeat"] == 2 and [r["bench"] for r in report["repeats"]] == ["interpret", "interpret"]
     # the second run meets the speech half a step later: its steps (and so its commits) come at other moments
-    assert [r["config"]["step_phase_s"] for r in report["repeats"]] == [0.0, 0.5]
+    step_s = ShadowConfig(translate_from="es").step_s
+    assert [r["config"]["step_phase_s"] for r in report["repeats"]] == [0.0, step_s / 2]
     lagging = [r["per_recording"]["s2st_es_2245"]["la2"][m.AL_CA_S] for r in report["repeats"]]
     assert None not in lagging and lagging[0] != lagging[1]
     runs = [r["results"]["la2"] for r in report["repeats"]]
@@ -104,7 +106,7 @@ def test_bench_interpret_repeated_translates_offline_once_and_keeps_every_run(
     assert recording["offline"]["committed"] and recording["la2"]["committed"]  # the policy "offline" is a run
     text = bench_interpret.format_repeated(report)
     assert "la2 over 2 runs, median (min to max):" in text and "run 2/2:" in text
-    assert "steps 0.50 s later than at phase 0" in text
+    assert f"steps {step_s / 2:.2f} s later than at phase 0" in text
     assert "bleu_offline - bleu, every run's sentences pooled: " in text
     probes = [r["speed_probe"] for r in report["repeats"]]  # Whisper base translating, timed before and after
     assert all(p["before"]["recognizer_s"] > 0 and p["after"]["voice_s"] > 0 for p in probes)

@@ -114,5 +114,5 @@ def test_config_rejects_bad_values() -> None:
 def test_interpreting_steps_the_recognizer_less_often() -> None:
     """Translation hypotheses need more new audio between them than transcripts before local agreement trusts them."""
     assert ShadowConfig().step_s == ShadowConfig().min_step_s == 0.3
-    assert ShadowConfig(translate_from="es").step_s == 1.0
+    assert ShadowConfig(translate_from="es").step_s == ShadowConfig().interpret_step_s == 0.75
     assert ShadowConfig(translate_from="auto", min_step_s=1.5).step_s == 1.5
