@@ -83,9 +83,10 @@ class GapAgreement:
         """How much older than this one the hypothesis to agree with must be (0: the previous one)."""
         return self.gap_s
 
-    def update(self, tail: Sequence[Word], heard_s: float | None = None) -> int:
+    def update(self, tail: Sequence[Word], heard_s: float | None = None, limit: int | None = None) -> int:
         now, current = self.heard_s(), list(tail)
         count = self._agreed(now, current)
+        count = count if limit is None else min(count, limit)
         self._forget(current[:count])
         self.history.append((now, current[count:]))
         self.last = current[count:]

@@ -58,6 +58,15 @@ def speech_xx_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
+def speech_hard_dir() -> Path:
+    """../shared/speech-hard: real spontaneous, accented, noisy English with human transcripts."""
+    directory = paths.shared_speech_dir().parent / "speech-hard"
+    if not (directory / "manifest.jsonl").exists():
+        _unavailable(f"the hard real-speech recordings are not at {directory}")
+    return directory
+
+
+@pytest.fixture(scope="session")
 def speech_manifest(speech_dir: Path) -> list[dict]:
     lines = (speech_dir / "manifest.jsonl").read_text(encoding="utf-8").splitlines()
     return [json.loads(line) for line in lines if line.strip()]

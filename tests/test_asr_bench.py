@@ -30,4 +30,13 @@ def test_bench_asr_on_a_small_manifest(tmp_path: Path, speech_dir: Path, speech_
         < report["results"]["offline"][m.COMMIT_LATENCY_S]["median"]
     )
     assert report["no_speech_commits"] == {"silence_10s": 0, "noise_10s": 0}
-    assert "la2" in bench.format_table(report)
+    # the references, in the same run: faster-whisper's own decode of each whole recording, and liveshadow's windows
+    stock = report["results"][m.STOCK_OFFLINE]
+    for name in m.ASR_REFERENCES:
+        figures = report["results"][name]
+        assert 0 <= figures[m.WER_COMMITTED] <= 0.3 and figures[m.RTF_ASR] > 0, name
+    assert stock["beam_size"] == 1 and report["results"][m.STOCK_OFFLINE_BEAM5]["beam_size"] == 5
+    assert all(stock["texts"][e["id"]] for e in chosen)
+    assert report["results"]["la2"][m.WER_OFFLINE] == stock[m.WER_COMMITTED]
+    table = bench.format_table(report)
+    assert "la2" in table and "stock_offline" in table and "windowed_offline" in table

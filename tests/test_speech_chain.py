@@ -9,9 +9,10 @@ import pytest
 import soundfile
 
 from engine.asr.backend import SAMPLE_RATE
+from engine.metrics.wer import normalize_for_wer
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.models import Models
-from engine.pipeline.shadow import LEAD_IN_S, from_first_sound, spoken_wer
+from engine.pipeline.shadow import LEAD_IN_S, from_first_sound, spoken_floor, spoken_wer
 from engine.tts.speak import SpeakOptions, speak
 
 
@@ -42,3 +43,18 @@ def test_the_same_voice_output_is_heard_the_same_after_any_silence(tmp_path: Pat
     assert len(heard) == 1, heard
     score, text = heard.pop()
     assert score <= 1 / 3 and text.lower().startswith("please call")
+
+
+@pytest.mark.slow
+def test_the_floor_is_the_transcript_spoken_whole_and_heard_back(shadow_models) -> None:
+    """``wer_spoken_floor``: what the voice and the recognizer lose with no streaming at all. A transcript in capitals
+    (speech-hard's AMI and speechocean762 items) is spoken as words, not spelled out; the voice's rate is left as it
+    was."""
+    text = "ASK NOT WHAT YOUR COUNTRY CAN DO FOR YOU"
+    shadow_models.voice.rate = 1.3
+    score, heard = spoken_floor(shadow_models, text)
+    assert shadow_models.voice.rate == 1.3
+    shadow_models.voice.rate = 1.0
+    assert score <= 0.3, heard  # spelled out, "W H A T" would be several errors a word
+    assert abs(len(normalize_for_wer(heard).split()) - 9) <= 1, heard
+    assert spoken_floor(shadow_models, "")[1] == ""

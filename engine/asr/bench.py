@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
+from engine.asr.backend import SAMPLE_RATE
 from engine.asr.commit import make_commit_policy
 from engine.asr.offline import transcribe_long
 from engine.asr.report import commit_latencies
@@ -48,9 +50,36 @@ def _no_speech_commits(backend: WhisperBackend, vad: SileroVad) -> dict[str, int
     return counts
 
 
+def _reference_rows(
+    backend: WhisperBackend,
+    audio: dict[str, np.ndarray],
+    refs: dict[str, str],
+    windowed: dict[str, list[Word]],
+    windowed_s: float,
+) -> dict[str, dict]:
+    """The whole recordings decoded at once: faster-whisper's own way (greedy and 5 beams), and liveshadow's
+    windowed pass (already run in ``windowed_s``: its words time the references). ``wer_committed`` is each one's
+    WER."""
+    ids, duration = list(audio), sum(a.size for a in audio.values()) / SAMPLE_RATE
+    rows = {}
+    for name, beam in ((m.STOCK_OFFLINE, 1), (m.STOCK_OFFLINE_BEAM5, 5)):
+        start = time.perf_counter()
+        texts = [backend.transcribe_stock(audio[i], beam_size=beam) for i in ids]
+        rows[name] = {m.WER_COMMITTED: corpus_wer([refs[i] for i in ids], texts),
+                      m.RTF_ASR: (time.perf_counter() - start) / duration, "beam_size": beam,
+                      "texts": dict(zip(ids, texts, strict=True))}  # fmt: skip
+    rows[m.WINDOWED_OFFLINE] = {
+        m.WER_COMMITTED: corpus_wer([refs[i] for i in ids], [" ".join(w.text for w in windowed[i]) for i in ids]),
+        m.RTF_ASR: windowed_s / duration,
+    }
+    return rows
+
+
 def run_bench(
     manifest: Path, policies: tuple[str, ...] = POLICIES, progress: Callable[[str], None] | None = None
 ) -> dict:
+    """Every policy on every recording, and the reference rows (``ASR_REFERENCES``); each policy's ``wer_offline``
+    is ``stock_offline``'s WER, the same model decoding the whole recordings the stock way, in the same run."""
     import psutil
 
     process = psutil.Process()
@@ -58,7 +87,11 @@ def run_bench(
     backend = WhisperBackend()
     vad = SileroVad()
     audio = {e["id"]: load_audio(e["path"]) for e in entries}
+    if progress:
+        progress("the whole recordings at once (liveshadow's windows, then faster-whisper's own decode)")
+    start = time.perf_counter()
     offline = {e["id"]: transcribe_long(backend, audio[e["id"]]) for e in entries}
+    windowed_s = time.perf_counter() - start
     references = {
         e["id"]: [Word(t, float(s), float(x)) for t, s, x in e["word_times"]]
         if e.get("word_times")
@@ -66,13 +99,15 @@ def run_bench(
         for e in entries
     }
     refs = [e["text"] for e in entries]
-    wer_offline = corpus_wer(refs, [" ".join(w.text for w in offline[e["id"]]) for e in entries])
+    reference_rows = _reference_rows(backend, audio, {e["id"]: e["text"] for e in entries}, offline, windowed_s)
+    wer_offline = reference_rows[m.STOCK_OFFLINE][m.WER_COMMITTED]
     results = {}
     for policy in policies:
         latencies, hyps, compute, duration, behind, steps_behind = [], [], 0.0, 0.0, [], []
         long_steps: list[float] = []
         long_rss: list[float] = []
         long_buffer = 0.0
+        texts = {}
         for number, e in enumerate(entries, 1):
             if progress:
                 progress(f"{policy}: {number}/{len(entries)} {e['id']}")
@@ -87,6 +122,7 @@ def run_bench(
             run = run_stream(audio[e["id"]], recognizer, SimulatedClock(), on_step=on_step)
             latencies.extend(commit_latencies(run.committed, references[e["id"]]))
             hyps.append(" ".join(w.text for w in run.committed))
+            texts[e["id"]] = hyps[-1]
             compute += run.compute_s
             duration += run.audio_s
             behind.append(run.behind_s)
@@ -111,23 +147,28 @@ def run_bench(
                 "first_quarter_median": float(np.median(long_rss[: max(len(long_rss) // 4, 1)])) if long_rss else None,
                 "last_quarter_median": float(np.median(long_rss[-max(len(long_rss) // 4, 1) :])) if long_rss else None,
             },
+            "texts": texts,
         }
+    results.update(reference_rows)
     return {
         "bench": "asr",
         "machine": machine_info(),
         "config": {"backend": "whisper tiny.en int8, short window", "mode": "simulate", "manifest": str(manifest),
-                   "recordings": len(entries), "audio_s": sum(a.size for a in audio.values()) / 16000,
-                   "commit_latency_reference": "manifest word_times where present, else offline ASR word timestamps"},
+                   "recordings": len(entries), "audio_s": sum(a.size for a in audio.values()) / SAMPLE_RATE,
+                   "commit_latency_reference": "manifest word_times where present, else offline ASR word timestamps",
+                   "wer_offline": f"{m.STOCK_OFFLINE}: faster-whisper's own transcribe of each whole recording"},
         "results": results,
         "no_speech_commits": _no_speech_commits(backend, vad),
     }  # fmt: skip
 
 
 def format_table(report: dict) -> str:
+    results = report["results"]
+    policies = {name: r for name, r in results.items() if name not in m.ASR_REFERENCES}
     rows = [f"{'policy':<8} {'latency median':>14} {'p90':>6} {'wer_committed':>13} {'wer_offline':>11} "
             f"{'rtf_asr':>7} {'behind max':>10} {'in steps':>8} "
             f"{'step cost 1st/last quarter (sonnet)':>36}"]  # fmt: skip
-    for policy, r in report["results"].items():
+    for policy, r in policies.items():
         lat, steps = r[m.COMMIT_LATENCY_S], r["long_step_cost_s"]
         cost = (
             f"{steps['first_quarter_median']:.3f} / {steps['last_quarter_median']:.3f} s"
@@ -139,7 +180,15 @@ def format_table(report: dict) -> str:
             f"{r[m.WER_OFFLINE]:>11.3f} {r[m.RTF_ASR]:>7.2f} {r[m.BEHIND_S]['max']:>10.2f} "
             f"{r['behind_steps']['max']:>8.2f} {cost:>36}"
         )
-    la = report["results"].get("la2", {}).get("long_rss_mb", {})
+    stock = results.get(m.STOCK_OFFLINE)
+    for name in m.ASR_REFERENCES:
+        r = results.get(name)
+        if r is None:
+            continue
+        against = ", ".join(f"{p} {policies[p][m.WER_COMMITTED] - r[m.WER_COMMITTED]:+.3f}" for p in policies)
+        rows.append(f"{name:<20} wer_committed {r[m.WER_COMMITTED]:.3f}, rtf_asr {r[m.RTF_ASR]:.3f}"
+                    + (f"; the policies' WER against it: {against}" if r is stock and against else ""))  # fmt: skip
+    la = results.get("la2", {}).get("long_rss_mb", {})
     if la.get("first_quarter_median") is not None:
         rows.append(f"la2 on the long passage: RSS {la['first_quarter_median']:.0f} MB in the first quarter of its "
                     f"steps, {la['last_quarter_median']:.0f} MB in the last")  # fmt: skip

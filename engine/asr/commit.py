@@ -19,9 +19,10 @@ class CommitPolicy(Protocol):
     name: str
     streaming: bool  # False for a policy that waits for the end of an utterance (offline): no hold bound
 
-    def update(self, tail: Sequence[Word], heard_s: float | None = None) -> int:
+    def update(self, tail: Sequence[Word], heard_s: float | None = None, limit: int | None = None) -> int:
         """Words of ``tail`` (a prefix) to commit now, given the hypothesis of this step (made on ``heard_s`` of
-        audio, for a policy that spaces the hypotheses it compares by time)."""
+        audio, for a policy that spaces the hypotheses it compares by time), at most ``limit`` of them (the
+        recognizer's: a last word that may still grow)."""
         ...
 
     def finish(self, tail: Sequence[Word]) -> int:
@@ -46,6 +47,10 @@ def common_prefix_length(*tails: Sequence[Word]) -> int:
             break
         n += 1
     return n
+
+
+def _at_most(count: int, limit: int | None) -> int:
+    return count if limit is None else max(min(count, limit), 0)
 
 
 # Agreement across a gap: the audio heard by two steps a gap apart differs by a few samples from the gap itself
@@ -80,22 +85,23 @@ class LocalAgreement:
     def name(self) -> str:
         return f"la{self.n}"
 
-    def update(self, tail: Sequence[Word], heard_s: float | None = None) -> int:
+    def update(self, tail: Sequence[Word], heard_s: float | None = None, limit: int | None = None) -> int:
         current = list(tail)
         if self.min_gap_s > 0:
-            return self._update_across_gap(current, heard_s)
+            return self._update_across_gap(current, heard_s, limit)
         count = common_prefix_length(*self._previous, current) if len(self._previous) == self.n - 1 else 0
+        count = _at_most(count, limit)
         # what stays undisplayed of every remembered tail, for the next comparison
         self._previous = deque((t[count:] for t in self._previous), maxlen=self.n - 1)
         self._previous.append(current[count:])
         return count
 
-    def _update_across_gap(self, current: list[Word], heard_s: float | None) -> int:
+    def _update_across_gap(self, current: list[Word], heard_s: float | None, limit: int | None) -> int:
         if heard_s is None:
             raise ValueError("agreement across a gap needs the audio each hypothesis was made on")
-        limit = heard_s - self.min_gap_s + GAP_TOLERANCE_S
-        older = next((t for at, t in reversed(self._heard) if at <= limit), None)
-        count = common_prefix_length(older, current) if older is not None else 0
+        made_by = heard_s - self.min_gap_s + GAP_TOLERANCE_S
+        older = next((t for at, t in reversed(self._heard) if at <= made_by), None)
+        count = _at_most(common_prefix_length(older, current) if older is not None else 0, limit)
         self._forget(current[:count])
         self._heard.append((heard_s, current[count:]))
         self._last = current[count:]
@@ -136,8 +142,8 @@ class HoldN:
     def name(self) -> str:
         return f"hold{self.n}"
 
-    def update(self, tail: Sequence[Word], heard_s: float | None = None) -> int:
-        return max(len(tail) - self.n, 0)
+    def update(self, tail: Sequence[Word], heard_s: float | None = None, limit: int | None = None) -> int:
+        return _at_most(max(len(tail) - self.n, 0), limit)
 
     def finish(self, tail: Sequence[Word]) -> int:
         return len(tail)
@@ -165,11 +171,11 @@ class WaitK:
     def name(self) -> str:
         return "waitk"
 
-    def update(self, tail: Sequence[Word], heard_s: float | None = None) -> int:
+    def update(self, tail: Sequence[Word], heard_s: float | None = None, limit: int | None = None) -> int:
         self._steps += 1
         if self._steps <= self.k:
             return 0
-        return min(len(tail), self.rate)
+        return _at_most(min(len(tail), self.rate), limit)
 
     def finish(self, tail: Sequence[Word]) -> int:
         self.reset()
@@ -188,7 +194,7 @@ class Offline:
     name = "offline"
     streaming = False
 
-    def update(self, tail: Sequence[Word], heard_s: float | None = None) -> int:
+    def update(self, tail: Sequence[Word], heard_s: float | None = None, limit: int | None = None) -> int:
         return 0
 
     def finish(self, tail: Sequence[Word]) -> int:

@@ -2,7 +2,8 @@
 
 One call per window of at most ``max_window_s`` (the streaming backend bounds its new tokens per call, so a long
 window would be cut short); each cut is placed at the quietest 100 ms in the last seconds before the limit, so
-words are not split.
+words are not split. Its words time the references of commit latency where a manifest has no word times; the WER
+reference (``offline_text``) is faster-whisper's own decode, which this pass falls short of on hard speech.
 """
 
 from __future__ import annotations
@@ -44,3 +45,12 @@ def transcribe_long(backend: AsrBackend, audio: np.ndarray, max_window_s: float 
         words.extend(Word(w.text, w.start_s + offset, w.end_s + offset) for w in recognize(audio[start:cut]))
         start = cut
     return words
+
+
+def offline_text(backend: AsrBackend, audio: np.ndarray) -> str:
+    """What ``wer_offline`` scores: the same model transcribing the whole recording at once, faster-whisper's own way
+    (``WhisperBackend.transcribe_stock``) where the backend has it, else its windowed pass (``transcribe_long``)."""
+    stock = getattr(backend, "transcribe_stock", None)
+    if stock is not None:
+        return stock(np.asarray(audio, np.float32).reshape(-1))
+    return " ".join(w.text for w in transcribe_long(backend, audio))

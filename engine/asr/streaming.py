@@ -36,8 +36,13 @@ from engine.asr.words import Word, normalize_token
 log = logging.getLogger(__name__)
 
 OVERLAP_TOLERANCE_S = 0.1
+# a committed word found again in a hypothesis must end this close to where it ended when it was committed: Whisper
+# re-times words by a few tenths of a second from one decode to the next, and an earlier use of the same words is
+# seconds away
+ALIGN_TOLERANCE_S = 1.0
 MAX_OVERLAP_NGRAM = 5
 SENTENCE_END = (".", "?", "!")
+ELLIPSIS = ("...", "…")  # Whisper's mark of a sentence it heard cut off at the buffer's end: not a sentence end
 # The offline policy commits at the end of an utterance; it is still never allowed to fill the buffer: past this
 # fraction of ``max_buffer_s`` it commits what ends ``OFFLINE_MARGIN_S`` before the buffer's end.
 OFFLINE_FORCE_FRACTION = 0.8
@@ -102,6 +107,9 @@ class StreamConfig:
     force_previous: bool = False
     use_prompt: bool = False
     prompt_chars: int = 200
+    # the last word of a hypothesis is not committed while it may still grow: a number ("20" of "2021") or a word
+    # Whisper marked as cut off ("pleasant...")
+    hold_unfinished: bool = True
 
 
 def _repeated(said: Sequence[Word | CommittedWord], words: Sequence[Word]) -> int:
@@ -112,6 +120,21 @@ def _repeated(said: Sequence[Word | CommittedWord], words: Sequence[Word]) -> in
         if recent[-n:] == [w.key for w in words[:n]]:
             return n
     return 0
+
+
+def _may_grow(text: str) -> bool:
+    """A last word that the next decode may make longer: a number ("20" of "2021", "627" of "627,000"), a word
+    Whisper marked as cut off ("pleasant...", "well-")."""
+    return _is_number(text) or text.endswith(ELLIPSIS) or text.endswith("-")
+
+
+def _is_number(text: str) -> bool:
+    return normalize_token(text).isdigit()
+
+
+def _ends_sentence(text: str) -> bool:
+    """A word that ends a sentence: a full stop, question or exclamation mark, not an ellipsis."""
+    return text.endswith(SENTENCE_END) and not text.endswith(ELLIPSIS)
 
 
 class StreamingRecognizer:
@@ -198,11 +221,40 @@ class StreamingRecognizer:
         return text[-self.config.prompt_chars :] or None
 
     def _new_words(self, hypothesis: list[Word]) -> list[Word]:
-        """The hypothesis minus what is already committed: by time, then by word overlap at the seam."""
-        words = [w for w in hypothesis if w.start_s > self._last_committed_end - OVERLAP_TOLERANCE_S]
+        """The hypothesis minus what is already committed: after the committed words it repeats, found by their
+        text (``_after_committed``), else by time; then without a repeat of the committed text at the seam."""
+        after = self._after_committed(hypothesis)
+        if after is not None:
+            # found by text, a new word may be timed to start before the last committed one (Whisper re-times words
+            # from one decode to the next): committed words stay in the order they were said
+            first = self._committed[-1].start_s
+            words = [w if w.start_s >= first else Word(w.text, first, max(w.end_s, first)) for w in hypothesis[after:]]
+        else:
+            words = [w for w in hypothesis if w.start_s > self._last_committed_end - OVERLAP_TOLERANCE_S]
         # Whisper may re-time committed words to later in the buffer (after a long pause, say): whatever repeats the
         # end of the committed text is not new, however it was timed.
         return words[_repeated(self._committed, words) :]
+
+    def _after_committed(self, hypothesis: Sequence[Word]) -> int | None:
+        """Where the hypothesis goes past the committed words still in the buffer: just after the longest run of
+        their last words (up to ``MAX_OVERLAP_NGRAM``) that it repeats, ending within ``ALIGN_TOLERANCE_S`` of the last
+        one's end (the nearest, if several do); None if it repeats none of them there.
+
+        By time alone, a word was lost whenever Whisper had stretched the last committed word over the start of the
+        next one ("I hope that..." with "that" timed across "next"): the next word began before it ended.
+        """
+        recent = [normalize_token(w.text) for w in self._committed[-MAX_OVERLAP_NGRAM:] if w.end_s > self._offset_s]
+        if not recent:
+            return None
+        last_end = self._last_committed_end
+        keys = [w.key for w in hypothesis]
+        for n in range(len(recent), 0, -1):
+            gram = recent[-n:]
+            ends = [j for j in range(n, len(keys) + 1) if keys[j - n : j] == gram
+                    and abs(hypothesis[j - 1].end_s - last_end) <= ALIGN_TOLERANCE_S]  # fmt: skip
+            if ends:
+                return min(ends, key=lambda j: abs(hypothesis[j - 1].end_s - last_end))
+        return None
 
     def _frames(self) -> SpeechFrames | None:
         """The voice-activity flags of the buffer on the source clock (None without a detector)."""
@@ -256,7 +308,7 @@ class StreamingRecognizer:
             self._trim()
             return result
         tail = self._new_words(hypothesis)
-        n = self.policy.update(tail, heard_s=self.audio_in_s)
+        n = self.policy.update(tail, heard_s=self.audio_in_s, limit=self._commit_limit(tail))
         if endpoint is not None and not self._reaches(tail, endpoint):
             log.debug("the speaker paused, but the hypothesis stops before the speech does: no endpoint")
             endpoint = None
@@ -298,6 +350,17 @@ class StreamingRecognizer:
         else:
             self._trim()
         return result
+
+    def _commit_limit(self, tail: Sequence[Word]) -> int | None:
+        """How many words of ``tail`` the policy may commit: all but the last while it may still grow."""
+        if not tail:
+            return None
+        last = tail[-1]
+        if self.config.hold_unfinished and _may_grow(last.text):
+            # a run of numbers at the end is one number being written: "in 20 20" becomes "in 2021"
+            numbers = next((i for i, w in enumerate(reversed(tail)) if not _is_number(w.text)), len(tail))
+            return len(tail) - max(numbers, 1)
+        return None
 
     def _held_before(self, tail: Sequence[Word], agreed: int, horizon: float) -> list[Word]:
         """The previous hypothesis's words after the ``agreed`` ones that ended before ``horizon``; none when its
@@ -473,7 +536,7 @@ class StreamingRecognizer:
         # a few samples past the cut), and a sentence end there would otherwise be chosen again and again while the
         # buffer grows to the cap (fast speech Whisper punctuates rarely)
         useful = self._offset_s + MIN_CUT_S
-        ends = [w.end_s for w in in_buffer if w.text.endswith(SENTENCE_END) and w.end_s > useful]
+        ends = [w.end_s for w in in_buffer if _ends_sentence(w.text) and w.end_s > useful]
         if not ends:
             ends = [w.end_s + TRIM_MARGIN_S for w in in_buffer if w.pause_after and w.end_s > useful]
         if not ends:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from engine.asr.backend import AsrBackend
 from engine.asr.commit import make_commit_policy
-from engine.asr.offline import transcribe_long
+from engine.asr.offline import offline_text, transcribe_long
 from engine.asr.report import transcription_report
 from engine.asr.run import DEFAULT_MIN_STEP_S, run_stream
 from engine.asr.streaming import StreamingRecognizer
@@ -51,14 +51,14 @@ def transcribe_file(
     clock = RealClock() if realtime else SimulatedClock()
     run = run_stream(audio, recognizer, clock, min_step_s)
     offline_words = transcribe_long(backend, audio)
-    offline_text = " ".join(w.text for w in offline_words)
     if entry and entry.get("word_times"):
         reference = [Word(t, float(s), float(e)) for t, s, e in entry["word_times"]]
         source = "manifest word_times (forced alignment)"
     else:
         reference = offline_words
         source = "offline ASR word timestamps"
-    report = transcription_report(run, entry.get("text") if entry else None, reference, source, offline_text)
+    text = entry.get("text") if entry else None
+    report = transcription_report(run, text, reference, source, offline_text(backend, audio) if text else None)
     report.update({
         "command": "transcribe",
         "file": str(path),

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import ModuleType
 
 from engine.asr.bench import load_manifest
-from engine.asr.offline import transcribe_long
+from engine.asr.offline import offline_text, transcribe_long
 from engine.audio.io import load_audio
 from engine.metrics import aggregate, machine_info
 from engine.metrics import names as m
@@ -112,8 +112,9 @@ def run_eval(
     models = models or Models.load(base)
     offline_texts, reference_times, prepared = {}, {}, []
     for entry in entries:
-        words = transcribe_long(models.backend, load_audio(entry["path"]))
-        offline_texts[entry["id"]] = " ".join(w.text for w in words)
+        audio = load_audio(entry["path"])
+        words = transcribe_long(models.backend, audio)
+        offline_texts[entry["id"]] = offline_text(models.backend, audio)
         if entry.get("word_times"):
             reference_times[entry["id"]] = "manifest forced alignment"
             prepared.append(entry)

@@ -25,6 +25,7 @@ BEHIND_S = "behind_s"
 EAR_VOICE_LAG_S = "ear_voice_lag_s"
 CHUNK_DELAY_S = "chunk_delay_s"
 WER_SPOKEN = "wer_spoken"
+WER_SPOKEN_FLOOR = "wer_spoken_floor"
 LAG_DRIFT_S = "lag_drift_s"
 
 # Interpreting (speech in language X -> English voice); defined in METRICS.md, computed by issue 17's work
@@ -54,6 +55,7 @@ DEFINITIONS: dict[str, str] = {
     EAR_VOICE_LAG_S: "per spoken word: end of its synthesized audio playing - source end time of the word",
     CHUNK_DELAY_S: "mean over TTS chunks of (end of the chunk's audio playing - source end of its last word)",
     WER_SPOKEN: "WER of an offline recognition of the synthesized output against the reference text",
+    WER_SPOKEN_FLOOR: "wer_spoken of the reference text spoken whole by the voice (no streaming): its floor",
     LAG_DRIFT_S: "slope of ear-voice lag over the session, seconds per minute",
     BLEU: "sacrebleu BLEU of the committed English against the reference (lower case, no punctuation), corpus-level",
     CHRF: "sacrebleu chrF of the committed English against the reference (lower case, no punctuation)",
@@ -68,12 +70,18 @@ TTS_METRICS = (
     WORD_DISTANCE_DB, SEAM_SNR_DB,
 )  # fmt: skip
 ASR_METRICS = (COMMIT_LATENCY_S, WER_COMMITTED, WER_OFFLINE, RTF_ASR, BEHIND_S)
-SHADOW_METRICS = (EAR_VOICE_LAG_S, CHUNK_DELAY_S, WER_SPOKEN, LAG_DRIFT_S)
+SHADOW_METRICS = (EAR_VOICE_LAG_S, CHUNK_DELAY_S, WER_SPOKEN, WER_SPOKEN_FLOOR, LAG_DRIFT_S)
 INTERPRET_METRICS = (BLEU, CHRF, BLEU_OFFLINE, AL_S, AL_CA_S, END_OFFSET_S)
 ALL_METRICS = TTS_METRICS + ASR_METRICS + SHADOW_METRICS + INTERPRET_METRICS
 
 # Configuration names used as keys of a benchmark's "results"
 TTS_POLICIES = ("full", "naive", "lookahead-0", "lookahead-1", "lookahead-2", "learned")
 ASR_COMMIT_POLICIES = ("la2", "hold2", "waitk", "offline")
+# ``bench asr``'s reference rows: faster-whisper's own decode of each whole recording (greedy, and with 5 beams), and
+# liveshadow's own offline pass (``transcribe_long``: windows of at most 20 s cut at quiet moments, temperature 0)
+STOCK_OFFLINE = "stock_offline"
+STOCK_OFFLINE_BEAM5 = "stock_offline_beam5"
+WINDOWED_OFFLINE = "windowed_offline"
+ASR_REFERENCES = (STOCK_OFFLINE, STOCK_OFFLINE_BEAM5, WINDOWED_OFFLINE)
 SHADOW_CONFIGS = ("default",)
 BENCH_NAMES = ("tts", "asr", "shadow")

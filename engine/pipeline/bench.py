@@ -12,10 +12,10 @@ from engine.eval.runner import aggregate_reports
 from engine.metrics import describe_machine, machine_info
 from engine.metrics import names as m
 from engine.metrics.repeats import Figure, format_summary, repeated_report, run_progress, summarize
-from engine.metrics.wer import word_errors
+from engine.metrics.wer import corpus_wer, word_errors
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.models import Models
-from engine.pipeline.shadow import shadow_file
+from engine.pipeline.shadow import shadow_file, spoken_floor
 from engine.pipeline.speed_probe import probe_figure, probe_text, run_probed
 from engine.pipeline.summary import underrun_causes_text
 
@@ -47,6 +47,7 @@ def _run_entries(
             progress(f"{number}/{len(entries)} {entry['id']}")
         reports.append(shadow_file(entry["path"], config, models, entry=entry, voice_quality=True))
     results = {"default": aggregate_reports(reports, entries)}
+    results["default"][m.WER_SPOKEN_FLOOR] = _spoken_floor(entries, config, models, progress)
     conditions = sorted({e["condition"] for e in entries if e.get("condition")})
     by_condition = {
         c: aggregate_reports(*zip(*[(r, e) for r, e in zip(reports, entries, strict=True) if e.get("condition") == c],
@@ -62,6 +63,20 @@ def _run_entries(
         "by_condition": by_condition,
         "per_recording": {e["id"]: _recording_figures(e, r) for e, r in zip(entries, reports, strict=True)},
     }  # fmt: skip
+
+
+def _spoken_floor(
+    entries: list[dict], config: ShadowConfig, models: Models, progress: Callable[[str], None] | None
+) -> float | None:
+    """``wer_spoken_floor`` over the recordings with a transcript (None when interpreting: the voice speaks a
+    translation, not the transcript)."""
+    scored = [e for e in entries if e.get("text")]
+    if config.translate_from is not None or not scored:
+        return None
+    if progress:
+        progress("the transcripts spoken whole and heard back (wer_spoken_floor)")
+    heard = [spoken_floor(models, e["text"], config.voice_rate)[1] for e in scored]
+    return corpus_wer([e["text"] for e in scored], heard)
 
 
 def run_repeated(
@@ -105,6 +120,7 @@ SHADOW_FIGURES = (
     Figure("commit_latency_s.median", lambda r: _default(r, m.COMMIT_LATENCY_S, "median"), " s"),
     Figure(m.WER_COMMITTED, lambda r: _default(r, m.WER_COMMITTED), digits=3),
     Figure(m.WER_SPOKEN, lambda r: _default(r, m.WER_SPOKEN), digits=3),
+    Figure(m.WER_SPOKEN_FLOOR, lambda r: _default(r, m.WER_SPOKEN_FLOOR), digits=3),
     Figure("spoken_ratio.max", _spoken_ratio_max),
     Figure("lag_drift_s.long_passage", lambda r: _default(r, m.LAG_DRIFT_S).get(LONG_RECORDING), " s/min", 3),
     Figure("speed_probe.recognizer_s", probe_figure("recognizer_s"), " s", 3),
@@ -151,6 +167,13 @@ def _db(figures: dict | None, key: str) -> str:
     return "-" if not figures or figures.get(key) is None else f"{figures[key]:.2f} dB"
 
 
+def _floor_text(r: dict) -> str:
+    floor = r.get(m.WER_SPOKEN_FLOOR)
+    if floor is None or r.get(m.WER_SPOKEN) is None:
+        return ""
+    return f" (wer_spoken_floor {floor:.3f}: streaming's own cost {r[m.WER_SPOKEN] - floor:+.3f})"
+
+
 def format_table(report: dict) -> str:
     r = report["results"]["default"]
     drift = r[m.LAG_DRIFT_S].get(LONG_RECORDING)
@@ -163,7 +186,8 @@ def format_table(report: dict) -> str:
         f"{r['phrase_pause_s']:.1f} s); hurried pieces "
         f"{r['hurried_pieces']}, of them made ahead {r['speculated_pieces']}; lag_drift_s on the "
         f"long passage {'-' if drift is None else f'{drift:+.3f} s/min'}",
-        f"wer_committed {r[m.WER_COMMITTED]:.3f}; wer_spoken {r[m.WER_SPOKEN]:.3f}; word_distance_db mean "
+        f"wer_committed {r[m.WER_COMMITTED]:.3f}; wer_spoken {r[m.WER_SPOKEN]:.3f}{_floor_text(r)}; "
+        f"word_distance_db mean "
         f"{_db(r.get(m.WORD_DISTANCE_DB), 'mean')} (max {_db(r.get(m.WORD_DISTANCE_DB), 'max')})",
     ]
     recordings = report["per_recording"]

@@ -21,6 +21,7 @@ from engine.asr.vad import FRAME as VAD_FRAME
 from engine.asr.vad import speech_flags
 from engine.asr.words import normalize_token
 from engine.audio.io import load_audio
+from engine.audio.resample import resample
 from engine.metrics import aggregate
 from engine.metrics import names as m
 from engine.metrics.shadowing import lag_drift_s
@@ -30,7 +31,9 @@ from engine.pipeline.models import Models
 from engine.pipeline.recorder import OUTPUT_WAV
 from engine.pipeline.session import ShadowSession
 from engine.tts.chunker import ChunkSizes
+from engine.tts.policies import FullSentencePolicy
 from engine.tts.quality import session_word_distances
+from engine.tts.synthesizer import IncrementalSynthesizer, synthesize_text
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +61,22 @@ def spoken_wer(models: Models, output_wav: Path, reference_text: str) -> tuple[f
     words = transcribe_long(models.backend, audio) if audio.size else []
     text = " ".join(w.text for w in words)
     return wer(reference_text, text), text
+
+
+def spoken_floor(models: Models, reference_text: str, voice_rate: float = 1.0) -> tuple[float, str]:
+    """The floor of ``wer_spoken``: the reference spoken whole by the voice (whole sentences, at ``voice_rate``) and
+    recognized back as ``spoken_wer`` recognizes a session's voice. What the voice and the recognizer lose with no
+    streaming at all; ``wer_spoken`` above it is the streaming's own cost. The transcript is spoken as written (one in
+    capitals too: the voice reads them as words)."""
+    voice = models.voice
+    rate, voice.rate = voice.rate, voice_rate
+    try:
+        audio, _ = synthesize_text(IncrementalSynthesizer(voice, FullSentencePolicy()), reference_text)
+    finally:
+        voice.rate = rate
+    audio = from_first_sound(resample(audio, voice.sample_rate, SAMPLE_RATE)) if audio.size else audio
+    heard = " ".join(w.text for w in transcribe_long(models.backend, audio)) if audio.size else ""
+    return wer(reference_text, heard), heard
 
 
 def rescore_with_reference_times(report: dict, word_times: list) -> None:
