@@ -189,28 +189,6 @@ def test_a_piece_whose_words_came_while_the_voice_spoke_is_not_held(voice: TwoSt
     assert max(first) - min(first) < 0.05 * spread and max(silence) - min(silence) < 0.05 * spread
 
 
-def test_without_short_pieces_an_urgent_voice_still_makes_whole_chunks(voice: TwoStageVoice) -> None:
-    """A slow machine's degradation (``pace.whole_chunks``): about to run out, the voice still waits for a whole
-    chunk, so it makes fewer, longer pieces; every word is spoken once, in order, all the same."""
-    counts = {}
-    for short_pieces in (True, False):
-        pieces = []
-        worker = SynthesisWorker(
-            IncrementalSynthesizer(voice, make_policy("lookahead-1")), pieces.append,
-            audio_in_hand=lambda now: 0.1, hurry_below_s=1.0,
-        )  # fmt: skip
-        worker.short_pieces = short_pieces
-        words = TEXT.split()
-        for i, word in enumerate(words):
-            worker.feed([word], hint=words[i + 1 : i + 2])
-        worker.flush()
-        assert worker.wait_idle(60)
-        worker.close()
-        assert [w.text for p in pieces for w in p.words] == words
-        counts[short_pieces] = len(pieces)
-    assert counts[False] < counts[True]
-
-
 def test_a_voice_restarted_by_a_command_makes_the_next_tentative_words_ahead(voice: TwoStageVoice) -> None:
     """The voice was silent when "This experience" came and its piece restarted it: still low, the worker makes the
     tentative "represents" ahead. It did not: the command's "resuming" (after a silence, a whole phrase chunk) still

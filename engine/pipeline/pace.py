@@ -14,10 +14,11 @@ slowed) and derives:
   and in this order (``DEGRADE_ORDER``), instead of falling behind:
   1. the recognizer's buffer is cut sooner (``trim_s`` ``SHORT_TRIM_S``): shorter windows, cheaper steps;
   2. the voice reads less left context (``SHORT_LEFT_CONTEXT`` phonemes): cheaper pieces;
-  3. the voice makes whole chunks only, also when it is about to run out: a piece of a word or two costs nearly as
-     much compute as a whole chunk, so a voice that must keep up cannot afford them;
-  4. if even then steps cost over ``STEP_COST_LIMIT_S`` or the voice over ``VOICE_RATIO_LIMIT``, nothing more can be
+  3. if even then steps cost over ``STEP_COST_LIMIT_S`` or the voice over ``VOICE_RATIO_LIMIT``, nothing more can be
      given: the session says the machine cannot keep up (window, log and report).
+  A voice about to run out still makes a piece shorter than a chunk at every level. A level that forbade those (a
+  word or two costs nearly as much compute as a whole chunk) held a sentence's last committed word back while the
+  voice ran dry: most underruns of a ten-minute session at ``--cpu-slowdown 2`` (docs/RESULTS.md).
   A level is left again when steps cost less than ``STEP_COST_LOW_S`` (or ``LOW_SHARE`` of a longer period; and the
   voice half its limit).
 
@@ -86,7 +87,6 @@ DEGRADE_ORDER = (
     "full settings",
     f"the recognizer's buffer is cut after {SHORT_TRIM_S:g} s",
     f"the voice reads {SHORT_LEFT_CONTEXT} phonemes of left context",
-    "the voice makes whole chunks only",
     "cannot keep up",
 )
 CANNOT_KEEP_UP = len(DEGRADE_ORDER) - 1
@@ -230,11 +230,6 @@ class MachinePace:
         ``adapt``)."""
         with self._lock:
             return RESTART_PIECES * self._piece_compute_s() if self.adapt else 0.0
-
-    @property
-    def whole_chunks(self) -> bool:
-        """At this level the voice makes no chunk shorter than the chunk size (``SynthesisWorker.short_pieces``)."""
-        return self.level >= 3
 
     def hurry_below_s(self) -> float:
         """The voice must hold what it takes for the next words to be committed and made: ``HURRY_STEPS`` ×

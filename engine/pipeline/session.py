@@ -499,8 +499,6 @@ class ShadowSession:
             return
         if self._asr is not None:
             self._asr.trim_s = pace.trim_s or self._asr.config.trim_s
-        if self._worker is not None:
-            self._worker.short_pieces = not pace.whole_chunks
         synthesizer = self._synthesizer
         if synthesizer is not None and isinstance(self._base_policy, LookaheadPolicy):
             context = pace.left_context

@@ -80,7 +80,6 @@ class SynthesisWorker:
         # command makes: alone it would end before the next one is ready (a word, a gap, the rest). The session sets
         # it from the measured compute of a piece (``pipeline.pace``).
         self.restart_min_s = 0.0
-        self.short_pieces = True  # False: no urgent short chunks, only overdue ones (a slow machine's degradation)
         self._held: list[tuple[int, AudioPiece]] = []  # (generation, piece)
         self._voice_until: float | None = None  # when the voice delivered so far ends, as seen after its last piece
         self._waiting_since: float | None = None  # when the oldest fed word no piece holds yet arrived
@@ -211,7 +210,7 @@ class SynthesisWorker:
             overdue = self._waited_too_long() or (command.paused and not synthesizer.sentence_started)
             synthesizer.overdue = overdue
             synthesizer.resuming = self._silent()
-            synthesizer.urgent = overdue or (self.short_pieces and self._urgent())
+            synthesizer.urgent = overdue or self._urgent()
             try:
                 if command.kind == "feed":
                     made = synthesizer.feed(command.words, command.hint, hurry=self._should_hurry())
