@@ -48,22 +48,24 @@ def speech_dir() -> Path:
     return directory
 
 
+def _beside_speech(name: str, what: str) -> Path:
+    """A set of recordings in a folder beside ../shared/speech, with its manifest (skipped or failed if missing)."""
+    directory = paths.shared_speech_dir().parent / name
+    if not (directory / "manifest.jsonl").exists():
+        _unavailable(f"{what} are not at {directory}")
+    return directory
+
+
 @pytest.fixture(scope="session")
 def speech_xx_dir() -> Path:
     """../shared/speech-xx: real recordings in six languages with English reference translations."""
-    directory = paths.shared_speech_dir().parent / "speech-xx"
-    if not (directory / "manifest.jsonl").exists():
-        _unavailable(f"the recordings in other languages are not at {directory}")
-    return directory
+    return _beside_speech("speech-xx", "the recordings in other languages")
 
 
 @pytest.fixture(scope="session")
 def speech_hard_dir() -> Path:
     """../shared/speech-hard: real spontaneous, accented, noisy English with human transcripts."""
-    directory = paths.shared_speech_dir().parent / "speech-hard"
-    if not (directory / "manifest.jsonl").exists():
-        _unavailable(f"the hard real-speech recordings are not at {directory}")
-    return directory
+    return _beside_speech("speech-hard", "the hard real-speech recordings")
 
 
 @pytest.fixture(scope="session")
