@@ -71,7 +71,11 @@ def test_cut_repetition() -> None:
     assert [w.text for w in cut_repetition(squeezed_loop)] == ["a"]
     within = [Word(t, i, i + 0.5) for i, t in enumerate("the prime minister ksisisisisisisisisisisisis said".split())]
     assert [w.text for w in cut_repetition(within)] == ["the", "prime", "minister"]
-    real = [Word(t, i, i + 0.5) for i, t in enumerate("Mississippi hahaha zzz 100,000,000 Hawaii, aaah!".split())]
+    for looped in ("T" + "-3" * 24, "Phon" + "-pah-phon" * 6 + "-p", "2020" + ".20" * 14 + "."):  # joined pieces
+        pieces = [Word(t, i, i + 0.5) for i, t in enumerate(["I'm", "so", looped, "sorry"])]
+        assert [w.text for w in cut_repetition(pieces)] == ["I'm", "so"]
+    real_text = "Mississippi hahaha zzz 100,000,000 1,000,000,000,000 2020-2021 ha-ha-ha Hawaii, aaah!"
+    real = [Word(t, i, i + 0.5) for i, t in enumerate(real_text.split())]
     assert cut_repetition(real) == real
 
 

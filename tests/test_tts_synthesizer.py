@@ -293,6 +293,16 @@ def test_a_speculation_is_delivered_when_its_words_come(voice: TwoStageVoice) ->
     assert [(w.index, w.text.lower()) for p in pieces for w in p.words] == list(enumerate(words))
 
 
+def test_a_tentative_word_read_out_for_seconds_is_not_made_ahead(voice: TwoStageVoice) -> None:
+    """A decoding loop as the recognizer's only tentative word (216 phonemes): making it ahead took seconds in which
+    the voice could make nothing else. A long number still is made ahead."""
+    synthesizer, _ = _spoken_up_to(voice, 10)
+    synthesizer.feed([], hint=["T" + "-3" * 24])
+    assert not synthesizer.speculate() and synthesizer.speculations == 0
+    synthesizer.feed([], hint=["2020-2021"])
+    assert synthesizer.speculate()
+
+
 def test_a_speculation_on_other_words_is_dropped(voice: TwoStageVoice) -> None:
     words = HINTED.split()
     synthesizer, pieces = _spoken_up_to(voice, 10)

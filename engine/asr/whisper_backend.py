@@ -30,6 +30,11 @@ ZERO_RUN = 3  # this many words in a row aligned to no time are a decoding loop
 # Portuguese translation hypothesis). No word is made that way; the voice would spell it out for seconds. Letters
 # only: 100,000,000 is a number.
 LOOPED_WORD = re.compile(r"([^\W\d_]{1,4}?)\1{7,}")
+# ... or pieces joined into one word (``join_pieces``) that loop: a mark and up to four characters 8 times or more,
+# or two such pieces 4 times ("T-3-3-3-3-3-3-3-3-3-3-3-3-3-3-3-3-3-3-3-3-3-3-3-3", "Phon-pah-phon-pah-phon-pah-…":
+# tentative words on the hard set's recordings; the voice's speculation on the first, 216 phonemes, took 2.5 s). Their
+# keys ("t333…") may be digits; as pieces, "-3" x 24 was cut as a repeated word.
+LOOPED_PIECES = re.compile(r"([^\w\s]\w{1,4}?)\1{7,}|([^\w\s]\w{1,4}[^\w\s]\w{1,4}?)\2{3,}")
 # Languages Whisper writes without spaces between words: faster-whisper splits them into words by Unicode
 # characters, none of which begins with a space, so ``join_pieces`` must leave them as they are.
 UNSPACED_LANGUAGES = frozenset({"zh", "ja", "th", "lo", "my", "yue"})
@@ -68,7 +73,7 @@ def cut_repetition(words: list[Word], max_n: int = 8) -> list[Word]:
     """Cut a hypothesis where it starts looping: a word repeated more than MAX_REPEATS times in a row, or a
     phrase of 2..``max_n`` words repeated three times in a row; also at a run of words squeezed into no time, and
     before a word that loops within itself; whichever comes first."""
-    looped = next((i for i, w in enumerate(words) if LOOPED_WORD.search(w.key)), None)
+    looped = next((i for i, w in enumerate(words) if LOOPED_WORD.search(w.key) or LOOPED_PIECES.search(w.text)), None)
     if looped is not None:
         words = words[:looped]
     words = _cut_loop(words, max_n)

@@ -32,6 +32,9 @@ DEFAULT_DELTA_FRAMES = 12
 # frames as right context; decoded again with the right ones, the seam is 40-53 dB from a one-shot decode (cut at
 # the word's end: 10-25 dB). With nothing to follow at once they are not kept back: the voice would stop mid-word.
 CUT_HOLD_FRAMES = 6
+# A tentative word with more phonemes than this is not made ahead (``speculate``): the longest real ones, numbers,
+# have 30-50 ("627,000" 34, "2020-2021" 46); a decoding loop joined into one word had 216, and its piece took 2.5 s.
+MAX_AHEAD_PHONEMES = 64
 
 
 @dataclass
@@ -192,6 +195,8 @@ class IncrementalSynthesizer:
             last = len(sentence.words) + len(sentence.hint) - 1
             units = [u for u in units if u.first_word + len(u.words) <= last]
         for unit in (u for u in units if u.first_word >= sentence.spoken_words):
+            if unit.first_word + len(unit.words) > len(sentence.words) and unit.n_phonemes > MAX_AHEAD_PHONEMES:
+                break  # a tentative "word" this long is a decoding loop (or read out for seconds): not made ahead
             count += unit.n_phonemes
             end = unit.first_word + len(unit.words)
             if end > len(sentence.words) and count >= needed:
