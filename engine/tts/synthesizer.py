@@ -195,11 +195,13 @@ class IncrementalSynthesizer:
             last = len(sentence.words) + len(sentence.hint) - 1
             units = [u for u in units if u.first_word + len(u.words) <= last]
         for unit in (u for u in units if u.first_word >= sentence.spoken_words):
-            if unit.first_word + len(unit.words) > len(sentence.words) and unit.n_phonemes > MAX_AHEAD_PHONEMES:
+            unit_end = unit.first_word + len(unit.words)
+            tentative = unit_end > len(sentence.words)
+            if tentative and unit.n_phonemes > MAX_AHEAD_PHONEMES:
                 break  # a tentative "word" this long is a decoding loop (or read out for seconds): not made ahead
             count += unit.n_phonemes
-            end = unit.first_word + len(unit.words)
-            if end > len(sentence.words) and count >= needed:
+            end = unit_end
+            if tentative and count >= needed:
                 break
         if end <= len(sentence.words):
             return False  # no unit with a hint word
