@@ -13,7 +13,7 @@ from pathlib import Path
 from engine import __version__
 from engine.logsetup import setup_logging
 from engine.metrics import names as metric_names
-from engine.pipeline.config import ShadowConfig
+from engine.pipeline.config import ECHO_GUARDS, ShadowConfig
 from engine.pipeline.presets import PRESETS, preset
 
 log = logging.getLogger(__name__)
@@ -173,6 +173,7 @@ def _shadow_config(args: argparse.Namespace) -> ShadowConfig:
     knobs.update({name: value for name, value in given.items() if value is not None})
     return ShadowConfig(
         backend=args.backend, model=args.model, voice=args.voice, echo_guard=args.echo_guard,
+        echo_hint_ms=args.echo_hint_ms,
         input_device=_device(args.input), output_device=_device(args.output), voice_rate=args.voice_rate,
         cpu_slowdown=args.cpu_slowdown, catch_up=args.catch_up,
         translate_from=args.translate_from.lower() if args.translate_from else None, **knobs,
@@ -431,10 +432,18 @@ def _voice_policy(text: str) -> str:
     return text
 
 
+def _add_echo_hint(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--echo-hint-ms", type=float, default=0.0, metavar="MS",
+                        help="the echo canceller's reference this much earlier: a known delay from the speakers to "
+                             "the microphone (0: the canceller finds it)")  # fmt: skip
+
+
 def _run_bench(args: argparse.Namespace) -> int:
     progress = lambda text: log.info("bench %s: %s", args.stage, text)  # noqa: E731
-    if args.stage not in ("shadow", "interpret") and args.cpu_slowdown != 1.0:
-        return _fail("--cpu-slowdown is for bench shadow and bench interpret", EXIT_USAGE)
+    if args.stage not in ("shadow", "interpret", "echo") and args.cpu_slowdown != 1.0:
+        return _fail("--cpu-slowdown is for bench shadow, interpret and echo", EXIT_USAGE)
+    if args.stage != "echo" and (args.echo_db is not None or args.echo_delay_ms is not None):
+        return _fail("--echo-db and --echo-delay-ms are for bench echo", EXIT_USAGE)
     if args.stage != "shadow" and (args.model or args.preset or args.policies):
         return _fail("--model, --preset and --policies are for bench shadow", EXIT_USAGE)
     if args.repeat != 1 and args.stage not in ("shadow", "interpret"):
@@ -458,6 +467,23 @@ def _run_bench(args: argparse.Namespace) -> int:
         except ImportError as exc:
             return _fail(f"bench interpret needs the developer install (scripts/setup): {exc}")
         print(bench_interpret.format_repeated(report) if "repeats" in report else bench_interpret.format_table(report))
+    elif args.stage == "echo":
+        from engine.pipeline import bench_echo
+
+        manifest = _manifest(args.manifest)
+        if not manifest.is_file():
+            return _fail(f"manifest not found: {manifest} (give one with --manifest)", EXIT_USAGE)
+        try:
+            config = replace(_slowdown_config(args.cpu_slowdown), echo_hint_ms=args.echo_hint_ms)
+            report = bench_echo.run_bench(
+                manifest, config,
+                echo_db=-6.0 if args.echo_db is None else args.echo_db,
+                delay_ms=bench_echo.DEFAULT_DELAY_S * 1000 if args.echo_delay_ms is None else args.echo_delay_ms,
+                progress=progress,
+            )  # fmt: skip
+        except ValueError as exc:
+            return _fail(str(exc), EXIT_USAGE)
+        print(bench_echo.format_table(report))
     elif args.stage in ("shadow", "asr"):
         if args.stage == "shadow":
             from engine.pipeline import bench as stage_bench
@@ -577,7 +603,7 @@ def build_parser() -> argparse.ArgumentParser:
     transcribe.set_defaults(func=_run_transcribe)
 
     bench = sub.add_parser("bench", parents=[common], help="benchmark a stage and print figures")
-    bench.add_argument("stage", choices=("tts", "asr", "shadow", "interpret"))
+    bench.add_argument("stage", choices=("tts", "asr", "shadow", "interpret", "echo"))
     bench.add_argument("--json", action="store_true", help="end with one JSON line holding every figure")
     bench.add_argument("--threads", type=int, default=1, help="TTS inference threads (1)")
     bench.add_argument("--manifest", metavar="JSONL", help="recordings for asr and shadow (default ../shared/speech)")
@@ -593,6 +619,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="shadow, interpret: run N times and give each figure's median and range over the runs; "
                             "one run can differ from the next by several underruns; interpret: run k's recognizer "
                             "steps start (k-1)/N of a step later (1)")  # fmt: skip
+    bench.add_argument("--echo-db", type=float, metavar="DB",
+                       help="bench echo: the voice's echo against the speaker's speech level (-6)")  # fmt: skip
+    bench.add_argument("--echo-delay-ms", type=float, metavar="MS",
+                       help="bench echo: from the voice playing to the microphone hearing it (60)")  # fmt: skip
+    _add_echo_hint(bench)
     _add_cpu_slowdown(bench)
     bench.set_defaults(func=_run_bench)
 
@@ -638,8 +669,10 @@ def build_parser() -> argparse.ArgumentParser:
     shadow.add_argument("--hurry", type=float, metavar="SECONDS",
                         help="with less voice than this left mid-sentence, speak without waiting for lookahead "
                              "(1.0; 0 = never)")  # fmt: skip
-    shadow.add_argument("--echo-guard", choices=("off", "gate"), default="off",
-                        help="gate: ignore the microphone while the voice plays (for speakers)")  # fmt: skip
+    shadow.add_argument("--echo-guard", choices=ECHO_GUARDS, default="off",
+                        help="for speakers: gate ignores the microphone while the voice plays; cancel removes the "
+                             "voice's echo from it (off)")  # fmt: skip
+    _add_echo_hint(shadow)
     shadow.add_argument("--out", metavar="WAV", help="write the voice here, placed at its play times")
     shadow.add_argument("--report", metavar="JSON", help="write the measurements here")
     shadow.add_argument("--record", metavar="DIR", help="record the session into this folder")

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import threading
+import time
 import wave
 
 import numpy as np
@@ -263,3 +264,60 @@ def test_shadow_command_writes_the_voice_and_the_report(speech_dir, speech_manif
 def test_shadow_command_bad_input(args: list[str], code: int, text: str) -> None:
     result = subprocess.run([sys.executable, "-m", "engine.cli", *args], capture_output=True, text=True, timeout=60)
     assert result.returncode == code and text in result.stderr
+
+
+class _PacedMicrophone:
+    """A capture that delivers a recording in 0.1 s blocks at the pace a microphone would, then nothing."""
+
+    def __init__(self, audio: np.ndarray) -> None:
+        self.blocks = [audio[i : i + 1600] for i in range(0, audio.size, 1600)]
+        self.position = 0
+        self.began: float | None = None
+
+    def start(self) -> None:
+        self.began = time.monotonic()
+
+    def stop(self) -> None:
+        pass
+
+    def read(self, timeout: float | None = None) -> AudioBlock | None:
+        assert self.began is not None
+        due = self.began + (self.position + 1) * 0.1
+        if self.position >= len(self.blocks) or due - time.monotonic() > (timeout or 0):
+            time.sleep(timeout or 0)
+            return None
+        time.sleep(max(due - time.monotonic(), 0))
+        block = AudioBlock(self.blocks[self.position], 16000, self.position * 0.1)
+        self.position += 1
+        return block
+
+    def read_available(self) -> list[AudioBlock]:
+        blocks = []
+        while (block := self.read(0)) is not None:
+            blocks.append(block)
+        return blocks
+
+    def check(self) -> None:
+        pass
+
+
+@pytest.mark.audio
+def test_a_live_session_with_the_echo_canceller_hears_the_speaker_and_plays_on_a_device(
+    shadow_models, speech_dir, speech_manifest, tmp_path, virtual_audio
+) -> None:
+    """Live with ``--echo-guard cancel`` (the voice on the virtual speaker): each piece is written into the voice's
+    track as it begins playing, every microphone block goes through the canceller, and the speaker is kept."""
+    item = _entry(speech_manifest, SHORT)
+    capture = _PacedMicrophone(load_audio(speech_dir / item["wav"]))
+    session = ShadowSession(ShadowConfig(echo_guard="cancel"), shadow_models,
+                            record_dir=tmp_path / "rec")  # fmt: skip
+    session.start_live(capture)
+    deadline = time.monotonic() + 60
+    while capture.position < len(capture.blocks) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    session.stop()
+    assert session.wait(60) and session.state == State.DONE
+    report = json.loads((tmp_path / "rec" / REPORT).read_text())
+    assert report["echo"]["guard"] == "cancel" and report["echo"]["aec_audio_s"] > 4.5
+    assert wer(item["text"], report["committed_text"]) < 0.35, report["committed_text"]
+    assert session.voice_track is not None and session.voice_track.end_s > 5.0  # written at its play times

@@ -143,7 +143,9 @@ class SettingsPanel(QWidget):
         self.echo_guard.addItems(ECHO_GUARDS)
         self.echo_guard.setToolTip(
             "gate: while the voice plays, the microphone is ignored, so speakers cannot feed the voice back into "
-            "the recognizer. What the speaker says meanwhile is not heard. With headphones choose off."
+            "the recognizer. What the speaker says meanwhile is not heard.\ncancel: the voice's own sound is removed "
+            "from the microphone (echo cancellation), so the speaker is still heard while the voice plays; in loud "
+            "double talk it also loses some of the speaker's words.\nWith headphones choose off."
         )
 
         self.preset = QComboBox()

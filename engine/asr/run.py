@@ -66,6 +66,7 @@ def run_stream(
     on_audio: Callable[[np.ndarray], None] | None = None,
     keep_words: bool = True,
     phase_s: float = 0.0,
+    process_audio: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> StreamRun:
     """Audio "arrives" at the pace of the clock (source time = clock time); each step takes all that arrived.
 
@@ -73,6 +74,7 @@ def run_stream(
     ``should_stop()`` ends the input early (what arrived is still finished); ``on_audio`` sees each intake.
     ``phase_s``: the first step comes this much after ``min_step_s``, and so do the steps after it while they cost
     less than the step period: where the steps meet the speech, which a live speaker sets at random.
+    ``process_audio`` (an echo guard) turns each intake into what the recognizer hears, charged to its step.
     """
     if isinstance(audio, np.ndarray):
         audio = np.asarray(audio, np.float32).reshape(-1)
@@ -90,7 +92,7 @@ def run_stream(
         new_audio, fed = audio[fed:arrived], arrived
         if on_audio is not None:
             on_audio(new_audio)
-        _step(run, recognizer, clock, on_step, new_audio)  # the audio's intake is charged to the step
+        _step(run, recognizer, clock, on_step, new_audio, process_audio)  # the intake is charged to the step
     run.audio_s = fed / SAMPLE_RATE
     _finish(run, recognizer, clock, on_step)
     return run
@@ -102,9 +104,12 @@ def _step(
     clock: Clock,
     on_step: Callable[[StepResult], None] | None,
     new_audio: np.ndarray | None = None,
+    process_audio: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> None:
     """One recognizer step on the clock, recorded in ``run``."""
     with clock.compute() as span:
+        if new_audio is not None and process_audio is not None:
+            new_audio = process_audio(new_audio)
         if new_audio is not None:
             recognizer.insert_audio(new_audio)
         result = recognizer.step(now_s=0.0)

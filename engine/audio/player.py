@@ -73,8 +73,12 @@ class Player:
         latency_s: float = DEFAULT_LATENCY_S,
         buffer_s: float = DEFAULT_BUFFER_S,
         timer: Callable[[], float] = time.monotonic,
+        on_start: Callable[[PlayedPiece], None] | None = None,
     ) -> None:
+        """``on_start`` is called (from whichever thread polls) when a piece's play start is known: before its first
+        sample leaves the speaker, since a block's time is its callback's plus the output latency."""
         self.source_rate = sample_rate
+        self._on_start = on_start
         self.device = device
         self.blocksize = blocksize
         self.latency_s = latency_s
@@ -162,6 +166,7 @@ class Player:
     def _poll(self) -> list[PlayedPiece]:
         latency = self.output_latency_s
         done: list[PlayedPiece] = []
+        started: list[PlayedPiece] = []
         while self._notes:
             frames, real, at = self._notes.popleft()
             # A block starts playing when the one before it ends, but never before its callback ran plus the
@@ -182,6 +187,7 @@ class Player:
                         break
                     if piece.start_s is None and piece.frames:
                         piece.start_s = when(max(piece.first_frame, block_real))
+                        started.append(piece)
                 while self._pieces and self._pieces[0].first_frame + self._pieces[0].frames <= self._real_played:
                     piece = self._pieces.popleft()
                     piece.end_s = when(piece.first_frame + piece.frames)
@@ -198,6 +204,9 @@ class Player:
                 self._in_gap_since = None
             if real < frames and self._real_played > 0 and self._in_gap_since is None:
                 self._in_gap_since = when(self._real_played)
+        if self._on_start is not None:  # before the pieces that also finished are handed out
+            for piece in started:
+                self._on_start(piece)
         self._finished.extend(done)
         self._outbox.extend(done)
         return done

@@ -36,6 +36,11 @@ AL_S = "al_s"
 AL_CA_S = "al_ca_s"
 END_OFFSET_S = "end_offset_s"
 
+# Echo on speakers (``bench echo``, issue 56)
+ECHO_WORDS = "echo_words"
+AEC_COMPUTE_RATIO = "aec_compute_ratio"
+ERLE_DB = "erle_db"
+
 DEFINITIONS: dict[str, str] = {
     FIRST_AUDIO_S: "compute time from holding the words the first chunk needs until its first samples are ready",
     GEN_S: "generation time of a chunk",
@@ -57,6 +62,9 @@ DEFINITIONS: dict[str, str] = {
     WER_SPOKEN: "WER of an offline recognition of the synthesized output against the reference text",
     WER_SPOKEN_FLOOR: "wer_spoken of the reference text spoken whole by the voice (no streaming): its floor",
     LAG_DRIFT_S: "slope of ear-voice lag over the session, seconds per minute",
+    ECHO_WORDS: "committed words the alignment marks inserted that repeat a word the voice spoke in the 3 s before",
+    AEC_COMPUTE_RATIO: "the echo canceller's compute / the audio it took",
+    ERLE_DB: "echo return loss enhancement: echo energy before / after the guard, where only the voice is heard",
     BLEU: "sacrebleu BLEU of the committed English against the reference (lower case, no punctuation), corpus-level",
     CHRF: "sacrebleu chrF of the committed English against the reference (lower case, no punctuation)",
     BLEU_OFFLINE: "BLEU of the same model translating each whole recording at once",
@@ -72,7 +80,8 @@ TTS_METRICS = (
 ASR_METRICS = (COMMIT_LATENCY_S, WER_COMMITTED, WER_OFFLINE, RTF_ASR, BEHIND_S)
 SHADOW_METRICS = (EAR_VOICE_LAG_S, CHUNK_DELAY_S, WER_SPOKEN, WER_SPOKEN_FLOOR, LAG_DRIFT_S)
 INTERPRET_METRICS = (BLEU, CHRF, BLEU_OFFLINE, AL_S, AL_CA_S, END_OFFSET_S)
-ALL_METRICS = TTS_METRICS + ASR_METRICS + SHADOW_METRICS + INTERPRET_METRICS
+ECHO_METRICS = (ECHO_WORDS, AEC_COMPUTE_RATIO, ERLE_DB)
+ALL_METRICS = TTS_METRICS + ASR_METRICS + SHADOW_METRICS + INTERPRET_METRICS + ECHO_METRICS
 
 # Configuration names used as keys of a benchmark's "results"
 TTS_POLICIES = ("full", "naive", "lookahead-0", "lookahead-1", "lookahead-2", "learned")

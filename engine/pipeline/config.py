@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-ECHO_GUARDS = ("off", "gate")
+ECHO_GUARDS = ("off", "gate", "cancel")
 BASE_MODEL = "base"  # the recognizer model setting for multilingual Whisper base (joined from its packages)
 AUTO_LANGUAGE = "auto"  # translate_from: detect the spoken language from the first seconds of speech
 
@@ -50,7 +50,12 @@ class ShadowConfig:
     # the voice made ahead), not as the newest has them (docs/interpreting.md, fifteenth round: 0-1 underruns a run
     # against 1-4, BLEU -0.4). Shadowing keeps the newest: none of its underruns held a forced word
     interpret_force_previous: bool = True
-    echo_guard: str = "off"  # "gate": ignore the microphone while the voice plays
+    # "gate": ignore the microphone while the voice plays; "cancel": remove the voice's echo from it (speakers)
+    echo_guard: str = "off"
+    # the canceller's reference taken this much earlier than the voice played (a known delay from speaker to
+    # microphone); 0 leaves the whole delay to the canceller's own estimate
+    echo_hint_ms: float = 0.0
+    noise_suppression: bool = False  # the canceller's noise suppression (WebRTC), with echo_guard "cancel"
     input_device: str | int | None = None
     output_device: str | int | None = None
     catch_up: float = 1.4  # the voice speaks up to this much faster when far behind or with a faster speaker (1: never)
@@ -63,6 +68,8 @@ class ShadowConfig:
     def __post_init__(self) -> None:
         if self.echo_guard not in ECHO_GUARDS:
             raise ValueError(f"echo guard must be one of {', '.join(ECHO_GUARDS)}, not {self.echo_guard!r}")
+        if not 0 <= self.echo_hint_ms <= 1000:
+            raise ValueError(f"the echo delay hint must be between 0 and 1000 ms, not {self.echo_hint_ms}")
         if self.k < 0 or self.first_chunk < 1 or self.chunk < 1 or self.delta < 0 or self.phrase_chunk < 0:
             raise ValueError("k, delta and the phrase chunk must be >= 0 and chunk sizes >= 1")
         if not 0.5 <= self.voice_rate <= 2.0:

@@ -28,12 +28,13 @@ from engine.asr.run import LongAudio, StreamRun, run_capture, run_stream
 from engine.asr.streaming import StepResult, StreamingRecognizer
 from engine.audio.block import AudioBlock
 from engine.audio.device_check import level_db
+from engine.audio.played_track import PlayedTrack
 from engine.clock import Clock, RealClock, SimulatedClock
 from engine.metrics import names as m
 from engine.metrics.shadowing import ear_voice_lag_s
 from engine.pipeline.captions import write_captions
 from engine.pipeline.config import ShadowConfig
-from engine.pipeline.echo import EchoGate
+from engine.pipeline.echo import EchoPath
 from engine.pipeline.keys import SentenceKeys, fed_tokens
 from engine.pipeline.memory import MemoryTrimmer
 from engine.pipeline.models import Models
@@ -166,7 +167,10 @@ class ShadowSession:
         models: Models,
         listener: SessionListener | None = None,
         record_dir: Path | str | None = None,
+        voice_track: PlayedTrack | None = None,
     ) -> None:
+        """``voice_track``: where the voice's played samples are written (a simulated room hears them from it);
+        a session with an echo guard makes its own."""
         self.config = config
         self.models = models
         self.listener = listener or SessionListener()
@@ -194,7 +198,11 @@ class ShadowSession:
         self._piece_ids = 0
         self._clock: Clock = RealClock()
         self._source_origin_s: float | None = None  # session time of the capture clock's zero
-        self._echo: EchoGate | None = None
+        self.voice_track = voice_track
+        self.echo: EchoPath | None = None
+        self.keep_heard = False  # the echo guard keeps what the recognizer heard (``EchoPath.cleaned``, a benchmark)
+        self._file_fed = 0  # samples of a recording taken in so far (their session time, for the echo guard)
+        self._echo_out = 0  # samples the live echo guard has handed on (their capture-clock time)
         self._worker: SynthesisWorker | None = None
         self.trimmer = MemoryTrimmer()  # called from the recognizer's thread, between its steps
         self.pace = MachinePace(config.step_s, config.hurry_below_s, adapt=config.adapt)
@@ -221,12 +229,13 @@ class ShadowSession:
             tts_clock = SimulatedClock(compute_scale=self.config.voice_cpu_slowdown)
             self._clock = asr_clock
         self._source_origin_s = 0.0
-        self._begin(tts_clock, play, output_device)
+        self._begin(tts_clock, play, output_device, echo=self.voice_track is not None)
 
         def source(on_step: Callable[[StepResult], None]) -> StreamRun:
             return run_stream(audio, self._recognizer(), asr_clock, self.config.step_s, on_step,
                               should_stop=self._stop.is_set, on_audio=self._heard_file,
-                              keep_words=False, phase_s=self.config.step_phase_s)  # fmt: skip
+                              keep_words=False, phase_s=self.config.step_phase_s,
+                              process_audio=self._guard_file if self.echo is not None else None)  # fmt: skip
 
         self._run_asr(source, asr_clock)
         self._end()
@@ -251,9 +260,7 @@ class ShadowSession:
     def start_live(self, capture) -> None:  # noqa: ANN001 - engine.audio.capture.Capture (started by us)
         """Microphone to speaker; returns at once. ``stop()`` or ``cancel()`` ends it."""
         self._clock = clock = RealClock()
-        self._begin(clock, play=True, output_device=self.config.output_device)
-        if self.config.echo_guard == "gate":
-            self._echo = EchoGate(self._voice_active)
+        self._begin(clock, play=True, output_device=self.config.output_device, echo=True)
         tap = _Tap(capture, self)
 
         def source(on_step: Callable[[StepResult], None]) -> StreamRun:
@@ -299,7 +306,7 @@ class ShadowSession:
         snap.session_s = self._clock.now()
         snap.underruns = self.figures.underruns()
         snap.time_balance_s = self._audio_in_hand(snap.session_s)
-        snap.echo_gated_s = self._echo.gated_s if self._echo is not None else 0.0
+        snap.echo_gated_s = self.echo.gated_s if self.echo is not None else 0.0
         pace = self.pace.status()
         snap.step_cost_s, snap.pace_level, snap.pace_message = pace.step_cost_s, pace.level_name, pace.message
         return snap
@@ -309,7 +316,8 @@ class ShadowSession:
         self._asr = self.models.recognizer(self.config)
         return self._asr
 
-    def _begin(self, tts_clock: Clock, play: bool, output_device: object) -> None:
+    def _begin(self, tts_clock: Clock, play: bool, output_device: object, echo: bool = False) -> None:
+        """``echo``: the input is a microphone (live, or a simulated room) and the echo guard applies to it."""
         voice = self.models.voice
         voice.rate = self.config.voice_rate
         noted = len(self.warnings)
@@ -323,10 +331,13 @@ class ShadowSession:
             self.config.delta,
         )
         driver = ReadSpeakDriver(synthesizer, agent) if agent is not None else None  # a fresh agent each session
+        if echo:
+            self._begin_echo(live=play)
         if play:
             from engine.audio.player import Player
 
-            player = Player(voice.sample_rate, device=output_device, timer=self._clock.now)
+            on_start = self._on_play_start if self.voice_track is not None else None
+            player = Player(voice.sample_rate, device=output_device, timer=self._clock.now, on_start=on_start)
             player.start()  # before anything is written: a device that cannot open leaves no half session
             self._sink.player = player
         if self.record_dir is not None:
@@ -352,6 +363,27 @@ class ShadowSession:
         self.figures.config = {**asdict(self.config), "voice_sample_rate": voice.sample_rate,
                                "tts_policy_used": self._base_policy.name}  # fmt: skip
         self._set_state(State.RUNNING)
+
+    def _begin_echo(self, live: bool) -> None:
+        """The echo guard, and the record of the voice's played samples it (or a simulated room) needs."""
+        guard = self.config.echo_guard
+        if guard == "off":
+            return
+        if self.voice_track is None:
+            self.voice_track = PlayedTrack()
+        self._file_fed = self._echo_out = 0
+        self.echo = EchoPath(guard, self.voice_track, self.config.echo_hint_ms / 1000, self.config.noise_suppression,
+                             voice_active=self._voice_active if live else None)  # fmt: skip
+        if self.keep_heard:
+            self.echo.cleaned = []
+
+    def sync_voice(self) -> None:
+        """Wait until the voice's stage has handled every command sent so far: on the simulated clock its pieces up
+        to this moment are then in ``voice_track`` (a simulated room hears the voice played before now)."""
+        worker = self._worker
+        while worker is not None and not worker.wait_idle(timeout=0.1):
+            if self._cancel.is_set():
+                return
 
     def _run_asr(self, source: Callable[[Callable[[StepResult], None]], StreamRun], clock: Clock) -> None:
         try:
@@ -393,6 +425,7 @@ class ShadowSession:
             if self.asr_run is not None:
                 self.figures.asr(self.asr_run)
             self.figures.pace = self.pace.report()
+            self.figures.echo = self.echo.report() if self.echo is not None else None
             self.figures.error = self.error
             if self.recorder is not None:
                 self.recorder.report(self.figures.report())
@@ -427,9 +460,31 @@ class ShadowSession:
         if self.recorder is not None:
             self.recorder.input_audio(block.samples)
         self._level(block.samples)
-        if self._echo is not None:
-            return self._echo.apply(block, self._clock.now())
-        return block
+        if self.echo is None:
+            return block
+        if self.echo.gate is not None:
+            return self.echo.gate.apply(block, self._clock.now())
+        player = self._sink.player
+        if player is not None:
+            player.poll()  # pieces that began playing are in the voice's track before it is read
+        samples = self.echo.process(block.samples, (self._source_origin_s or 0.0) + block.start_s, block.sample_rate)
+        out = AudioBlock(samples, block.sample_rate, self._echo_out / block.sample_rate)
+        self._echo_out += samples.size
+        return out
+
+    def _guard_file(self, samples: np.ndarray) -> np.ndarray:
+        """A recording's intake through the echo guard (on the recognizer's clock: its compute is charged)."""
+        assert self.echo is not None
+        start, self._file_fed = self._file_fed, self._file_fed + samples.size
+        return self.echo.process(samples, start / SAMPLE_RATE)
+
+    def _on_play_start(self, played) -> None:  # noqa: ANN001 - engine.audio.player.PlayedPiece
+        """Live: a piece began playing; its samples go into the voice's track at that moment."""
+        with self._lock:
+            entry = self._sink.pending.get(played.key)
+        if entry is not None and played.start_s is not None and self.voice_track is not None:
+            piece = entry[0]
+            self.voice_track.write(piece.samples, piece.sample_rate, played.start_s)
 
     def _level(self, samples: np.ndarray) -> None:
         if samples.size:
@@ -593,6 +648,8 @@ class ShadowSession:
                 self._tempo.add(word.text, record.source_end_s - record.source_start_s, voice_s)
         if self.recorder is not None:
             self.recorder.output_audio(piece.samples, start)
+        if self.voice_track is not None and self._sink.player is None:  # live, the player wrote it as it began
+            self.voice_track.write(piece.samples, sample_rate, start)
         # a gap is the engine's fault when the piece's own words were committed before it began (METRICS.md),
         # even if the piece then waited for its lookahead; so it is classified by their commit, not by inputs_at
         if spoken:  # behind a fast speaker, or with one: speak the next pieces faster (``pace.catch_up_rate``)

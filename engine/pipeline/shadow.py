@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import shutil
 import tempfile
+from collections.abc import Callable
 from difflib import SequenceMatcher
 from pathlib import Path
 
@@ -16,11 +17,13 @@ import numpy as np
 
 from engine.asr.backend import SAMPLE_RATE
 from engine.asr.offline import transcribe_long
+from engine.asr.run import LongAudio
 from engine.asr.transcribe import manifest_entry
 from engine.asr.vad import FRAME as VAD_FRAME
 from engine.asr.vad import speech_flags
 from engine.asr.words import normalize_token
 from engine.audio.io import load_audio
+from engine.audio.played_track import PlayedTrack
 from engine.audio.resample import resample
 from engine.metrics import aggregate
 from engine.metrics import names as m
@@ -112,11 +115,14 @@ def shadow_file(
     speech_chain: bool = True,
     voice_quality: bool = False,
     keep_on_error: bool = False,
+    hear: Callable[[np.ndarray, ShadowSession], LongAudio] | None = None,
 ) -> dict:
     """``voice_quality``: also ``word_distance_db`` of every spoken word against the whole-sentence voice (one more
     synthesis of the words; benchmarks and evaluation). A session stopped by an error (the output device of
     ``play`` went away) raises, unless ``keep_on_error``: then its report says why (``error``), keeps what was heard
-    and said, and is not scored (a reference scored against half a session says nothing)."""
+    and said, and is not scored (a reference scored against half a session says nothing). ``hear`` turns the
+    recording into what a microphone hears in a room where the voice plays (``engine.audio.room``): the session
+    then writes the voice's played samples into its ``voice_track`` and its echo guard applies."""
     config = config or ShadowConfig()
     audio = load_audio(path)
     models = models or Models.load(config)
@@ -126,10 +132,12 @@ def shadow_file(
         temporary = tempfile.TemporaryDirectory(prefix="liveshadow-session-")
         record_dir = Path(temporary.name)
     try:
-        session = ShadowSession(config, models, record_dir=record_dir)
+        session = ShadowSession(config, models, record_dir=record_dir,
+                                voice_track=PlayedTrack() if hear is not None else None)  # fmt: skip
         if voice_quality:
             session.pieces = []
-        figures = session.run_file(audio, realtime=realtime, output_device=config.output_device, play=play)
+        heard = hear(audio, session) if hear is not None else audio
+        figures = session.run_file(heard, realtime=realtime, output_device=config.output_device, play=play)
         if session.error and not keep_on_error:
             raise RuntimeError(session.error)
         report = figures.report()

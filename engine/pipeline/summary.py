@@ -65,6 +65,7 @@ class SessionFigures:
         self._previous_ready = 0.0
         self._previous_end: float | None = None
         self.asr_figures: dict = {}
+        self.echo: dict | None = None  # ``EchoPath.report()`` when a guard ran (speakers)
         self.pace: dict = {}  # ``MachinePace.report()``: what the session measured of the machine and set from it
         self.error: str | None = None  # why the session stopped early (a device that went away); None if it did not
         self.faster_pieces = 0  # pieces the voice spoke faster than its rate to catch up with a fast speaker
@@ -195,6 +196,7 @@ class SessionFigures:
                 "speculated_pieces": self.speculated,
                 **self.asr_figures,
                 "pace": dict(self.pace),
+                "echo": self.echo,
                 "catch_up": {
                     "faster_pieces": self.faster_pieces,
                     "max_rate": self.max_rate,

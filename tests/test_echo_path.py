@@ -1,0 +1,143 @@
+"""The echo path on speakers: the voice's played samples, the simulated room, the canceller and the gate."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from engine.audio.echo_canceller import FRAME, EchoCanceller, erle_db
+from engine.audio.played_track import PlayedTrack
+from engine.audio.room import RoomMicrophone, room_response, speech_level
+from engine.pipeline.bench_echo import echo_words
+from engine.pipeline.echo import EchoPath
+
+RATE = 16000
+
+
+def _speechlike(seconds: float, seed: int) -> np.ndarray:
+    """Noise shaped into syllables (4 Hz bursts): broadband like speech, never silent for long."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(int(seconds * RATE)) / RATE
+    envelope = 0.5 * (1 + np.sin(2 * np.pi * 4 * t + seed)) ** 2
+    return (0.05 * rng.standard_normal(t.size) * envelope).astype(np.float32)
+
+
+def test_the_played_track_keeps_samples_where_they_played_and_forgets_beyond_its_length() -> None:
+    track = PlayedTrack(keep_s=2.0)
+    piece = np.linspace(-0.5, 0.5, RATE, dtype=np.float32)
+    track.write(piece, RATE, 1.0)
+    assert np.array_equal(track.read(1.0, RATE), piece)
+    assert not track.read(0.0, RATE).any() and not track.read(2.0, RATE).any()
+    assert track.active(1.2, 1.3) and not track.active(2.1, 2.2)
+    track.write(piece, RATE, 5.0)  # 4 s later: the first piece is older than what is kept
+    assert not track.read(1.0, RATE).any() and np.array_equal(track.read(5.0, RATE), piece)
+    track.write(np.ones(22050, np.float32), 22050, 6.0)  # the voice's own rate, resampled
+    assert abs(track.read(6.0, RATE)[RATE // 2] - 1.0) < 0.05 and track.end_s == pytest.approx(7.0, abs=0.01)
+
+
+def test_the_room_convolves_what_was_played_before_each_slice_in_order() -> None:
+    track = PlayedTrack()
+    voice = _speechlike(1.0, 1)
+    track.write(voice, RATE, 0.5)
+    response = room_response(0.3, seed=3)
+    assert float(np.sum(response**2)) == pytest.approx(1.0, rel=1e-4) and response[0] > 0.5
+    speaker = np.zeros(3 * RATE, np.float32)
+    room = RoomMicrophone(speaker, track, echo_gain=0.5, delay_s=0.06, response=response)
+    heard = np.concatenate([room[0:7001], room[7001:30000], room[30000 : speaker.size]])
+    expected = np.convolve(np.concatenate([np.zeros(int(0.56 * RATE)), voice]), response) * 0.5
+    expected = np.pad(expected, (0, speaker.size))[: speaker.size]
+    assert np.max(np.abs(heard - expected)) < 1e-4
+    assert np.array_equal(room.echo, heard)
+    with pytest.raises(ValueError, match="in order"):
+        room[0:10]
+
+
+def test_the_canceller_removes_a_known_echo_path() -> None:
+    far = _speechlike(8.0, 2)
+    echo = np.convolve(np.concatenate([np.zeros(int(0.03 * RATE), np.float32), far]), room_response(0.2, 4))
+    near = (0.5 * echo[: far.size]).astype(np.float32)
+    canceller = EchoCanceller()
+    out = np.concatenate([canceller.process(near[i : i + 1234], far[i : i + 1234]) for i in range(0, far.size, 1234)])
+    out = np.concatenate([out, canceller.flush()])
+    assert out.size == near.size and canceller.pending == 0
+    last = slice(4 * RATE, None)  # after it has converged
+    assert erle_db(near[last], out[last]) > 12
+    assert erle_db(near[:RATE], near[:RATE]) == pytest.approx(0.0)
+    assert 0 < canceller.compute_ratio < 0.2
+    with pytest.raises(ValueError, match="same length"):
+        canceller.process(near[:10], far[:11])
+
+
+def test_the_canceller_keeps_the_speaker_when_the_voice_is_silent() -> None:
+    speaker = _speechlike(4.0, 5)
+    canceller = EchoCanceller()
+    out = canceller.process(speaker, np.zeros_like(speaker))
+    assert out.size == speaker.size // FRAME * FRAME
+    kept = speech_level(out[RATE:]) / speech_level(speaker[RATE : out.size])
+    assert 0.7 < kept < 1.3
+
+
+def test_the_gate_silences_the_microphone_while_the_track_plays_and_for_its_tail() -> None:
+    track = PlayedTrack()
+    track.write(np.full(RATE, 0.3, np.float32), RATE, 1.0)  # the voice plays from 1 s to 2 s
+    path = EchoPath("gate", track)
+    mic = np.full(3 * RATE, 0.1, np.float32)
+    out = path.process(mic, 0.0)
+    assert out.size == mic.size
+    assert out[: int(0.9 * RATE)].all() and not out[int(1.1 * RATE) : int(2.3 * RATE)].any()
+    assert out[int(2.6 * RATE) :].all() and path.gated_s == pytest.approx(1.5, abs=0.11)
+    assert path.report()["guard"] == "gate"
+    with pytest.raises(ValueError):
+        EchoPath("loud", track)
+
+
+def test_echo_words_are_inserted_words_the_voice_had_just_said() -> None:
+    def word(text: str, start: float, speak_end: float | None) -> dict:
+        return {"text": text, "source_start_s": start, "source_end_s": start + 0.3, "speak_end_s": speak_end}
+
+    words = [word("the", 0.0, 2.0), word("cat", 0.4, 2.4), word("sat", 0.8, 2.8), word("cat", 2.6, 4.5),
+             word("down", 3.0, 5.0), word("sat", 9.0, 11.0)]  # fmt: skip
+    # "cat" heard again 0.2 s after the voice said it: an echo; the last "sat" came 6 s after: not one
+    assert echo_words(words, "The cat sat down") == ["cat"]
+    assert echo_words(words[:3], "the cat sat") == []
+    assert echo_words([], "anything") == []
+
+
+@pytest.mark.slow
+def test_bench_echo_shadows_in_a_room_and_cancel_stops_the_echo(tmp_path, speech_manifest, speech_dir, shadow_models):
+    """The real voice in a simulated room: unguarded, it is heard and spoken again; cancelled, it is not."""
+    from engine.metrics import names as m
+    from engine.pipeline.bench_echo import format_table, run_bench
+
+    entry = next(e for e in speech_manifest if e["id"] == "ls_61-70968-0000")
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text(json.dumps({**entry, "wav": str(speech_dir / entry["wav"])}) + "\n")
+    report = run_bench(manifest, routes=("off", "cancel"), models=shadow_models)
+    off, cancel = report["results"]["off"], report["results"]["cancel"]
+    assert off[m.ECHO_WORDS] > 0  # the voice's words, heard again after the speaker stopped
+    assert cancel[m.ECHO_WORDS] == 0 and cancel[m.WER_COMMITTED] < off[m.WER_COMMITTED]
+    assert cancel[m.ERLE_DB] > 6 and 0 < cancel[m.AEC_COMPUTE_RATIO] < 0.1
+    assert off[m.ERLE_DB] is None and off[m.AEC_COMPUTE_RATIO] is None
+    assert cancel[m.EAR_VOICE_LAG_S]["n"] > 10
+    assert "cancel" in format_table(report) and report["config"]["echo_db"] == -6.0
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["bench", "shadow", "--echo-db", "-6"], "--echo-db and --echo-delay-ms are for bench echo"),
+        (["bench", "echo", "--echo-db", "40", "--manifest", "MANIFEST"], "the echo level must be between"),
+        (["bench", "echo", "--echo-delay-ms", "5000", "--manifest", "MANIFEST"], "the echo delay must be between"),
+        (["shadow", "x.wav", "--echo-guard", "cancel", "--echo-hint-ms", "-3"], "echo delay hint"),
+    ],
+)
+def test_bad_echo_options_are_named(argv, message, tmp_path, capsys) -> None:
+    from engine import cli
+
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text(json.dumps({"id": "a", "wav": str(tmp_path / "a.wav"), "text": "a"}) + "\n")
+    argv = [str(manifest) if a == "MANIFEST" else a for a in argv]
+    assert cli.main(argv) == cli.EXIT_USAGE
+    assert message in capsys.readouterr().err
