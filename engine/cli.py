@@ -13,7 +13,7 @@ from pathlib import Path
 from engine import __version__
 from engine.logsetup import setup_logging
 from engine.metrics import names as metric_names
-from engine.pipeline.config import ECHO_GUARDS, ShadowConfig
+from engine.pipeline.config import ECHO_CANCELLERS, ECHO_GUARDS, ShadowConfig
 from engine.pipeline.presets import PRESETS, preset
 
 log = logging.getLogger(__name__)
@@ -173,7 +173,7 @@ def _shadow_config(args: argparse.Namespace) -> ShadowConfig:
     knobs.update({name: value for name, value in given.items() if value is not None})
     return ShadowConfig(
         backend=args.backend, model=args.model, voice=args.voice, echo_guard=args.echo_guard,
-        echo_hint_ms=args.echo_hint_ms,
+        echo_hint_ms=args.echo_hint_ms, echo_canceller=args.echo_canceller, noise_suppression=args.noise_suppression,
         input_device=_device(args.input), output_device=_device(args.output), voice_rate=args.voice_rate,
         cpu_slowdown=args.cpu_slowdown, catch_up=args.catch_up,
         translate_from=args.translate_from.lower() if args.translate_from else None, **knobs,
@@ -194,6 +194,10 @@ def _run_shadow(args: argparse.Namespace) -> int:
     if args.cpu_slowdown != 1.0 and (args.live or args.realtime or args.play):
         return _fail("--cpu-slowdown is simulated: it works on the simulated clock, not with --live, --realtime "
                      "or --play", EXIT_USAGE)  # fmt: skip
+    if not args.live and (args.source != "mic" or args.duck is not None or args.no_duck):
+        return _fail("--source, --duck and --no-duck are for --live", EXIT_USAGE)
+    if args.duck is not None and (args.no_duck or not 0 < args.duck <= 60):
+        return _fail("--duck takes 1 to 60 dB, and not with --no-duck", EXIT_USAGE)
     for path in (args.report, args.out):
         if path and not Path(path).resolve().parent.is_dir():
             return _fail(f"the folder of {path} does not exist", EXIT_USAGE)
@@ -256,14 +260,24 @@ def _shadow_live(args: argparse.Namespace, config) -> dict:  # noqa: ANN001
     import signal
     import time
 
-    from engine.audio.capture import Capture
+    from engine.audio.sound_server import DEFAULT_DUCK_DB, restore_leftover_duck
     from engine.pipeline.models import Models
     from engine.pipeline.session import ShadowSession
+    from engine.pipeline.sources import open_source
 
+    source = open_source(args.source, config)
+    config = source.config
+    if source.system:
+        restore_leftover_duck()
+        duck = 0.0 if args.no_duck else (DEFAULT_DUCK_DB if args.duck is None else args.duck)
+        config = replace(config, duck_db=duck)
+    elif args.duck is not None:
+        config = replace(config, duck_db=args.duck)
+    print(f"hearing {source.label}; {source.route}", file=sys.stderr)
     models = Models.load(config)
     record = Path(args.record) if args.record else None
     session = ShadowSession(config, models, record_dir=record)
-    session.start_live(Capture(config.input_device))
+    session.start_live(source.capture)
     print("listening; Ctrl-C stops (what was heard is still spoken), twice cancels", file=sys.stderr)
     interrupts = 0
 
@@ -633,6 +647,13 @@ def build_parser() -> argparse.ArgumentParser:
     shadow.add_argument("file", nargs="?", help="a recording to shadow (or --live for the microphone)")
     shadow.add_argument("--live", action="store_true", help="from the microphone to the speaker")
     shadow.add_argument("--input", metavar="DEV", help="input device for --live (name or index)")
+    shadow.add_argument("--source", default="mic", metavar="SOURCE",
+                        help="--live: what to hear: mic (the --input device), system (this computer's sound: what "
+                             "plays on the default output), or a sound-server source by name or description (mic)")
+    shadow.add_argument("--duck", type=float, metavar="DB",
+                        help="--live: lower the other applications by this much while the voice speaks (on at "
+                             "15 dB when hearing this computer's sound)")
+    shadow.add_argument("--no-duck", action="store_true", help="--live: never lower the other applications")
     shadow.add_argument("--output", metavar="DEV", help="output device for --live / --play (name or index)")
     shadow.add_argument("--seconds", type=float, help="--live: stop after this long (default: at Ctrl-C)")
     smode = shadow.add_mutually_exclusive_group()
@@ -673,6 +694,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="for speakers: gate ignores the microphone while the voice plays; cancel removes the "
                              "voice's echo from it (off)")  # fmt: skip
     _add_echo_hint(shadow)
+    shadow.add_argument("--echo-canceller", choices=ECHO_CANCELLERS, default=ShadowConfig.echo_canceller,
+                        help="with --echo-guard cancel: kalman keeps the speaker's words while the voice plays; "
+                             "webrtc is the browsers' AEC3 (%(default)s)")  # fmt: skip
+    shadow.add_argument("--noise-suppression", action="store_true",
+                        help="with --echo-guard cancel: WebRTC's noise suppression after the canceller")
     shadow.add_argument("--out", metavar="WAV", help="write the voice here, placed at its play times")
     shadow.add_argument("--report", metavar="JSON", help="write the measurements here")
     shadow.add_argument("--record", metavar="DIR", help="record the session into this folder")

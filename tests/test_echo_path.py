@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from engine.audio.echo_canceller import FRAME, EchoCanceller, erle_db
+from engine.audio.echo_canceller import EchoCanceller, erle_db
 from engine.audio.played_track import PlayedTrack
 from engine.audio.room import RoomMicrophone, room_response, speech_level
 from engine.pipeline.bench_echo import echo_words
@@ -54,29 +54,55 @@ def test_the_room_convolves_what_was_played_before_each_slice_in_order() -> None
         room[0:10]
 
 
-def test_the_canceller_removes_a_known_echo_path() -> None:
+def _room_echo(far: np.ndarray, delay_s: float = 0.03) -> np.ndarray:
+    echo = np.convolve(np.concatenate([np.zeros(int(delay_s * RATE), np.float32), far]), room_response(0.2, 4))
+    return (0.5 * echo[: far.size]).astype(np.float32)
+
+
+@pytest.mark.parametrize(("method", "erle"), [("kalman", 20), ("webrtc", 12)])
+def test_the_canceller_removes_a_known_echo_path(method: str, erle: float) -> None:
     far = _speechlike(8.0, 2)
-    echo = np.convolve(np.concatenate([np.zeros(int(0.03 * RATE), np.float32), far]), room_response(0.2, 4))
-    near = (0.5 * echo[: far.size]).astype(np.float32)
-    canceller = EchoCanceller()
+    near = _room_echo(far)
+    canceller = EchoCanceller(method)
     out = np.concatenate([canceller.process(near[i : i + 1234], far[i : i + 1234]) for i in range(0, far.size, 1234)])
     out = np.concatenate([out, canceller.flush()])
     assert out.size == near.size and canceller.pending == 0
     last = slice(4 * RATE, None)  # after it has converged
-    assert erle_db(near[last], out[last]) > 12
+    assert erle_db(near[last], out[last]) > erle
     assert erle_db(near[:RATE], near[:RATE]) == pytest.approx(0.0)
     assert 0 < canceller.compute_ratio < 0.2
     with pytest.raises(ValueError, match="same length"):
         canceller.process(near[:10], far[:11])
 
 
-def test_the_canceller_keeps_the_speaker_when_the_voice_is_silent() -> None:
+def test_the_kalman_canceller_keeps_the_speaker_through_double_talk() -> None:
+    """The speaker talks through the voice, pausing between phrases (shadowing): the echo goes, the speaker stays as
+    they were."""
+    far, speaker = _speechlike(10.0, 2), _speechlike(10.0, 7)
+    speaker[(np.arange(speaker.size) % (2 * RATE)) >= 1.5 * RATE] = 0.0  # 1.5 s phrases, 0.5 s pauses
+    echo = _room_echo(far)
+    canceller = EchoCanceller("kalman")
+    out = canceller.process(speaker + echo, far)[canceller.delay_samples :]  # 20 ms late: aligned with the input
+    late = slice(5 * RATE, out.size)
+    left = out[late] - speaker[late]  # what is left that is not the speaker: the echo not removed
+    assert erle_db(echo[late], left) > 10
+    kept = speech_level(out[late]) / speech_level(speaker[late])
+    assert 0.9 < kept < 1.1
+
+
+@pytest.mark.parametrize("method", ["kalman", "webrtc"])
+def test_the_canceller_keeps_the_speaker_when_the_voice_is_silent(method: str) -> None:
     speaker = _speechlike(4.0, 5)
-    canceller = EchoCanceller()
+    canceller = EchoCanceller(method)
     out = canceller.process(speaker, np.zeros_like(speaker))
-    assert out.size == speaker.size // FRAME * FRAME
+    assert out.size == speaker.size // canceller.frame * canceller.frame
+    out = out[canceller.delay_samples :]
     kept = speech_level(out[RATE:]) / speech_level(speaker[RATE : out.size])
+    if method == "kalman":  # untouched, not only as loud (WebRTC's filters the capture: high-pass)
+        assert np.max(np.abs(out[RATE:] - speaker[RATE : out.size])) < 1e-4
     assert 0.7 < kept < 1.3
+    with pytest.raises(ValueError, match="one of kalman, webrtc"):
+        EchoCanceller("speex")
 
 
 def test_the_gate_silences_the_microphone_while_the_track_plays_and_for_its_tail() -> None:
@@ -141,3 +167,58 @@ def test_bad_echo_options_are_named(argv, message, tmp_path, capsys) -> None:
     argv = [str(manifest) if a == "MANIFEST" else a for a in argv]
     assert cli.main(argv) == cli.EXIT_USAGE
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("delay_s", [0.06, 0.3])
+def test_the_echo_delay_is_measured_through_double_talk(delay_s: float) -> None:
+    from engine.audio.echo_delay import EchoDelayEstimator
+
+    far, speaker = _speechlike(8.0, 3), _speechlike(8.0, 9)
+    lag = int(delay_s * RATE)
+    near = speaker + 0.4 * np.concatenate([np.zeros(lag, np.float32), far[:-lag]])
+    estimator, settled = EchoDelayEstimator(), []
+    for i in range(0, far.size, 1600):
+        found = estimator.add(near[i : i + 1600], far[i : i + 1600])
+        if found is not None:
+            settled.append((i / RATE, found))
+    assert len(settled) == 1 and settled[0][1] == pytest.approx(delay_s, abs=0.002)
+    assert settled[0][0] < 4.0  # two measurements agreed within the first seconds
+    quiet = EchoDelayEstimator()
+    assert all(quiet.add(near[i : i + 1600], np.zeros(1600, np.float32)) is None for i in range(0, far.size, 1600))
+    assert quiet.delay_s is None  # no voice played: nothing to measure
+
+
+def test_a_digital_copy_is_measured_at_once_and_the_filter_starts_from_it() -> None:
+    from engine.audio.echo_delay import EchoDelayEstimator
+
+    far, speaker = _speechlike(3.0, 4), _speechlike(3.0, 8)
+    near = speaker + np.concatenate([np.zeros(80, np.float32), far[:-80]])  # the voice itself, 5 ms late
+    estimator = EchoDelayEstimator(digital=True)
+    found = [f for i in range(0, far.size, 1600) if (f := estimator.add(near[i : i + 1600], far[i : i + 1600]))]
+    assert found and found[0] == pytest.approx(0.005, abs=0.001)
+    canceller = EchoCanceller(path="digital")
+    canceller.seed_delay(found[0])
+    out = canceller.process(near, far)[canceller.delay_samples :]
+    left = out - speaker[: out.size]
+    assert erle_db(near[: out.size] - speaker[: out.size], left) > 15  # from the first block on
+
+
+def test_the_next_session_on_the_same_route_starts_from_the_learned_path() -> None:
+    from engine.pipeline.echo import EchoMemory
+
+    memory, track = EchoMemory(), PlayedTrack()
+    far = _speechlike(6.0, 2)
+    track.write(far, RATE, 0.0)
+    near = _room_echo(far)
+    first = EchoPath("cancel", track, memory=memory, route=("mic", "speakers"))
+    first.process(near, 0.0)
+    first.remember()
+    assert first.report()["warm_start"] is False
+    again = EchoPath("cancel", track, memory=memory, route=("mic", "speakers"))
+    other = EchoPath("cancel", track, memory=memory, route=("usb mic", "speakers"))
+    assert again.warm and not other.warm
+    late = slice(RATE, 2 * RATE)  # its first second: the learned path already cancels
+    assert erle_db(near[late], again.process(near[: 2 * RATE], 0.0)[late]) > 15
+    for number in range(EchoMemory.MAX_ROUTES + 2):
+        memory.put(("route", number), None, 0.0)
+    assert memory.get(("route", 0)) is None and memory.get(("route", EchoMemory.MAX_ROUTES + 1)) is not None

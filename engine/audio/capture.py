@@ -22,7 +22,45 @@ DEFAULT_BLOCK_S = 0.1
 DEFAULT_QUEUE_S = 60.0  # what may wait unread before blocks are dropped (and counted)
 
 
-class Capture:
+class BlockQueue:
+    """The consumer side of a capture: blocks a producer copied into a bounded queue, handed out as ``AudioBlock``s
+    at ``rate`` with start times counted in frames (``_convert`` turns a raw block into samples at ``rate``)."""
+
+    def __init__(self, rate: int, block_s: float, queue_s: float) -> None:
+        self.rate = rate
+        self._queue: queue.Queue[np.ndarray] = queue.Queue(maxsize=max(int(queue_s / block_s), 1))
+        self._frames_out = 0
+        self.dropped_blocks = 0
+
+    def _enqueue(self, raw: np.ndarray) -> None:
+        """The producer's one step: copy in, or count the block dropped when the consumer is far behind."""
+        try:
+            self._queue.put_nowait(raw)
+        except queue.Full:
+            self.dropped_blocks += 1
+
+    def _convert(self, raw: np.ndarray) -> np.ndarray:
+        return raw
+
+    def read(self, timeout: float | None = None) -> AudioBlock | None:
+        """The next block at ``rate`` (None when nothing arrived within ``timeout``)."""
+        try:
+            raw = self._queue.get(timeout=timeout)
+        except queue.Empty:
+            return None
+        samples = self._convert(raw)
+        block = AudioBlock(samples, self.rate, self._frames_out / self.rate)
+        self._frames_out += samples.size
+        return block
+
+    def read_available(self) -> list[AudioBlock]:
+        blocks = []
+        while (block := self.read(timeout=0)) is not None:
+            blocks.append(block)
+        return blocks
+
+
+class Capture(BlockQueue):
     """Records one channel from an input device and hands out ``AudioBlock``s at ``rate``."""
 
     def __init__(
@@ -32,15 +70,12 @@ class Capture:
         block_s: float = DEFAULT_BLOCK_S,
         queue_s: float = DEFAULT_QUEUE_S,
     ) -> None:
+        super().__init__(rate, block_s, queue_s)
         self._sd = sounddevice_module()
         self.device = device
-        self.rate = rate
         self.device_rate = self._negotiate_rate(rate)
         self.blocksize = max(int(block_s * self.device_rate), 1)
-        self._queue: queue.Queue[np.ndarray] = queue.Queue(maxsize=max(int(queue_s / block_s), 1))
         self._resampler = StreamResampler(self.device_rate, rate)
-        self._frames_out = 0
-        self.dropped_blocks = 0
         self._stream = None
 
     def _negotiate_rate(self, rate: int) -> int:
@@ -57,10 +92,10 @@ class Capture:
         return int(info["default_samplerate"])
 
     def _callback(self, indata: np.ndarray, frames: int, time_info: object, status: object) -> None:
-        try:
-            self._queue.put_nowait(indata[:, 0].copy())
-        except queue.Full:
-            self.dropped_blocks += 1
+        self._enqueue(indata[:, 0].copy())
+
+    def _convert(self, raw: np.ndarray) -> np.ndarray:
+        return self._resampler.process(raw)
 
     def start(self) -> None:
         sd = self._sd
@@ -72,23 +107,6 @@ class Capture:
             self._stream.start()
         except (sd.PortAudioError, ValueError) as exc:
             raise AudioDeviceError(f"cannot open {device_label(self.device, 'input')}: {exc}") from exc
-
-    def read(self, timeout: float | None = None) -> AudioBlock | None:
-        """The next block at ``rate`` (None when nothing arrived within ``timeout``)."""
-        try:
-            raw = self._queue.get(timeout=timeout)
-        except queue.Empty:
-            return None
-        samples = self._resampler.process(raw)
-        block = AudioBlock(samples, self.rate, self._frames_out / self.rate)
-        self._frames_out += samples.size
-        return block
-
-    def read_available(self) -> list[AudioBlock]:
-        blocks = []
-        while (block := self.read(timeout=0)) is not None:
-            blocks.append(block)
-        return blocks
 
     def check(self) -> None:
         """Raise ``AudioDeviceError`` when the stream stopped by itself (the device went away)."""

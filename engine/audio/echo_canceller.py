@@ -1,13 +1,18 @@
 """Acoustic echo cancellation: the voice's own played samples removed from what the microphone hears.
 
-The WebRTC audio processing module's AEC3 (``pywebrtc-audio``) does the work on 10 ms frames of 16 kHz mono. The far
-end (the reference) is the voice exactly as it was played, on the same clock as the microphone: AEC3 then has to
-find only the acoustic path and what is left of the device delays, and it converges within a second when that
-delay is small (a reference 60 ms early took two seconds). ``hint_s`` takes a known delay out of the reference
-before AEC3 sees it.
+The reference (the far end) is the voice exactly as it was played, on the same clock as the microphone, so the
+canceller has to find only the acoustic path and what is left of the device delays. Two methods:
 
-Input of any length is framed here: what does not fill a frame waits for the next call, so the output trails the
-input by less than one frame (10 ms) and every frame AEC3 sees is whole.
+- ``kalman`` (the default): a linear frequency-domain Kalman filter and a gentle residual-echo suppressor
+  (``engine.audio.kalman_echo``). It subtracts its estimate of the echo and lowers only the frequencies that are
+  mostly echo, so the speaker's words survive double talk. Its output is 20 ms late.
+- ``webrtc``: the WebRTC audio processing module's AEC3 (``pywebrtc-audio``), the echo canceller of the browsers.
+  After its linear filter it suppresses whatever may still be echo; in shadowing the speaker talks through almost
+  all of the voice, and that suppressor takes the speaker's words with it (``bench echo``, docs/RESULTS.md).
+
+Noise suppression (WebRTC's, from the same module) may follow either; it is off by default. Input of any length is
+framed here: what does not fill a block waits for the next call, so the output trails the input by less than one
+block (20 ms) and every block the method sees is whole.
 """
 
 from __future__ import annotations
@@ -18,10 +23,13 @@ from types import ModuleType
 
 import numpy as np
 
+from engine.audio.kalman_echo import BLOCK, KalmanEchoFilter, ResidualSuppressor
+
 log = logging.getLogger(__name__)
 
 RATE = 16000
-FRAME = RATE // 100  # AEC3 works on 10 ms frames
+METHODS = ("kalman", "webrtc")
+WEBRTC_FRAME = RATE // 100  # AEC3 works on 10 ms frames
 
 
 class EchoCancellerError(RuntimeError):
@@ -33,8 +41,8 @@ def _webrtc() -> ModuleType:
         import pywebrtc_audio
     except ImportError as exc:  # pragma: no cover - a dependency of the package
         raise EchoCancellerError(
-            "echo cancellation needs the 'pywebrtc-audio' package (pip install pywebrtc-audio); "
-            "use the echo guard 'gate' or headphones meanwhile"
+            "the WebRTC canceller and noise suppression need the 'pywebrtc-audio' package "
+            "(pip install pywebrtc-audio); the default canceller (kalman) without noise suppression does not"
         ) from exc
     return pywebrtc_audio
 
@@ -45,13 +53,24 @@ class EchoCanceller:
     ``compute_s`` and ``audio_s`` add up the canceller's own work and the audio it took, so its cost per second of
     audio (``aec_compute_ratio``) is known. Not thread-safe: one capture path owns it."""
 
-    def __init__(self, noise_suppression: bool = False, hint_s: float = 0.0) -> None:
-        webrtc = _webrtc()
-        self._apm = webrtc.AudioProcessor(
-            sample_rate=RATE, num_channels=1, echo_cancellation=True, noise_suppression=noise_suppression
-        )
+    def __init__(self, method: str = "kalman", noise_suppression: bool = False, path: str = "room") -> None:
+        """``path``: "room" (speakers heard by a microphone) or "digital" (the monitor of the voice's own output)."""
+        if method not in METHODS:
+            raise ValueError(f"the echo canceller is one of {', '.join(METHODS)}, not {method!r}")
+        self.method = method
         self.noise_suppression = noise_suppression
-        self.hint_s = hint_s
+        self.path = path
+        self._filter = KalmanEchoFilter.for_path(path, RATE) if method == "kalman" else None
+        self._suppressor = ResidualSuppressor() if method == "kalman" else None
+        self._apm = None
+        self._ns = None
+        if method == "webrtc":
+            self._apm = _webrtc().AudioProcessor(sample_rate=RATE, num_channels=1, echo_cancellation=True,
+                                                 noise_suppression=noise_suppression)  # fmt: skip
+        elif noise_suppression:
+            self._ns = _webrtc().NoiseSuppressor(sample_rate=RATE, num_channels=1)
+        self.frame = BLOCK if method == "kalman" else WEBRTC_FRAME
+        self.delay_samples = BLOCK if method == "kalman" else 0  # how late the output is against the input
         self._near_rest = np.zeros(0, np.float32)
         self._far_rest = np.zeros(0, np.float32)
         self.compute_s = 0.0
@@ -71,23 +90,52 @@ class EchoCanceller:
             raise ValueError(f"near and far must be the same length ({near.size} != {far.size})")
         near = np.concatenate([self._near_rest, near]) if self._near_rest.size else near
         far = np.concatenate([self._far_rest, far]) if self._far_rest.size else far
-        whole = near.size // FRAME * FRAME
+        whole = near.size // self.frame * self.frame
         self._near_rest, self._far_rest = near[whole:].copy(), far[whole:].copy()
         if not whole:
             return np.zeros(0, np.float32)
         t0 = time.perf_counter()
-        out = np.asarray(self._apm.process(np.ascontiguousarray(near[:whole]), np.ascontiguousarray(far[:whole])),
-                         np.float32)  # fmt: skip
+        out = self._cancel(np.ascontiguousarray(near[:whole]), np.ascontiguousarray(far[:whole]))
         self.compute_s += time.perf_counter() - t0
         self.audio_s += whole / RATE
         return out
+
+    def carry(self, old: EchoCanceller) -> None:
+        """Take over what ``old`` held back (less than a block), so that a canceller started again loses no input;
+        the 20 ms ``old``'s suppressor still held are given as silence."""
+        self._near_rest, self._far_rest = old._near_rest, old._far_rest
+
+    def state(self) -> object | None:
+        """What the canceller learned of the echo path (None for the WebRTC canceller, which keeps its own)."""
+        return self._filter.state() if self._filter is not None else None
+
+    def restore(self, state: object | None) -> None:
+        """Start from what an earlier session learned of the same path."""
+        if self._filter is not None and state is not None:
+            self._filter.restore(state)  # type: ignore[arg-type]
+
+    def seed_delay(self, lag_s: float) -> None:
+        """A digital path's measured delay: the linear filter starts from it (the WebRTC canceller finds its own)."""
+        if self._filter is not None:
+            self._filter.seed_delay(round(lag_s * RATE))
+
+    def _cancel(self, near: np.ndarray, far: np.ndarray) -> np.ndarray:
+        if self._apm is not None:
+            return np.asarray(self._apm.process(near, far), np.float32)
+        kalman, suppressor = self._filter, self._suppressor
+        assert kalman is not None and suppressor is not None
+        size = self.frame
+        out = np.concatenate([suppressor.block(kalman.block(near[i : i + size], far[i : i + size]),
+                                               kalman.residual_power)
+                              for i in range(0, near.size, size)])  # fmt: skip
+        return np.asarray(self._ns.process(out), np.float32) if self._ns is not None else out
 
     def flush(self) -> np.ndarray:
         """The last partial frame, padded with silence for AEC3 and cut back to its length."""
         rest = self._near_rest.size
         if not rest:
             return np.zeros(0, np.float32)
-        pad = FRAME - rest
+        pad = self.frame - rest
         out = self.process(np.zeros(pad, np.float32), np.zeros(pad, np.float32))
         return out[:rest]
 

@@ -73,12 +73,14 @@ class Player:
         latency_s: float = DEFAULT_LATENCY_S,
         buffer_s: float = DEFAULT_BUFFER_S,
         timer: Callable[[], float] = time.monotonic,
-        on_start: Callable[[PlayedPiece], None] | None = None,
+        on_output: Callable[[np.ndarray, float], None] | None = None,
     ) -> None:
-        """``on_start`` is called (from whichever thread polls) when a piece's play start is known: before its first
-        sample leaves the speaker, since a block's time is its callback's plus the output latency."""
+        """``on_output(samples, start_s)`` is given every block the device played, silence included, with the time
+        its first sample left (the same times as the pieces'), from whichever thread polls: what an echo canceller
+        needs as its reference. The callback then also copies each block it plays."""
         self.source_rate = sample_rate
-        self._on_start = on_start
+        self._on_output = on_output
+        self._copies: collections.deque[np.ndarray] = collections.deque(maxlen=CALLBACK_NOTES)
         self.device = device
         self.blocksize = blocksize
         self.latency_s = latency_s
@@ -125,6 +127,8 @@ class Player:
 
     def _callback(self, outdata: np.ndarray, frames: int, time_info: object, status: object) -> None:
         real = self._ring.read_into(outdata[:, 0])
+        if self._on_output is not None:
+            self._copies.append(outdata[:, 0].copy())  # appended before its note: poll finds it with the note
         self._notes.append((frames, real, self._timer()))
 
     @property
@@ -166,14 +170,16 @@ class Player:
     def _poll(self) -> list[PlayedPiece]:
         latency = self.output_latency_s
         done: list[PlayedPiece] = []
-        started: list[PlayedPiece] = []
         while self._notes:
             frames, real, at = self._notes.popleft()
+            played = self._copies.popleft() if self._on_output is not None and self._copies else None
             # A block starts playing when the one before it ends, but never before its callback ran plus the
             # output latency: callbacks come in bursts (so their own times run early), and a late callback means
             # the server played silence meanwhile (so counting frames alone runs early too).
             block_start = at + latency if self._t0 is None else max(self._t0, at + latency)
             self._t0 = block_start + frames / self.device_rate  # when this block ends
+            if played is not None:
+                self._on_output(played, block_start)  # type: ignore[misc]
             block_real = self._real_played  # ring frame index of its first real frame
             self._device_frames += frames
             self._real_played += real
@@ -187,7 +193,6 @@ class Player:
                         break
                     if piece.start_s is None and piece.frames:
                         piece.start_s = when(max(piece.first_frame, block_real))
-                        started.append(piece)
                 while self._pieces and self._pieces[0].first_frame + self._pieces[0].frames <= self._real_played:
                     piece = self._pieces.popleft()
                     piece.end_s = when(piece.first_frame + piece.frames)
@@ -204,9 +209,6 @@ class Player:
                 self._in_gap_since = None
             if real < frames and self._real_played > 0 and self._in_gap_since is None:
                 self._in_gap_since = when(self._real_played)
-        if self._on_start is not None:  # before the pieces that also finished are handed out
-            for piece in started:
-                self._on_start(piece)
         self._finished.extend(done)
         self._outbox.extend(done)
         return done

@@ -6,11 +6,14 @@ The microphone hears the speaker plus the voice as it is played, delayed, colour
 - ``headphones``: no echo reaches the microphone (the reference every other route is held to);
 - ``off``: the echo is heard and nothing guards against it;
 - ``gate``: the microphone is ignored while the voice plays;
-- ``cancel``: the voice's played samples are the reference of the echo canceller.
+- ``cancel``: the voice's played samples are the reference of the echo canceller;
+- ``cancel-webrtc``: the same with WebRTC's AEC3 as the canceller (what browsers and most voice apps use).
 
 The microphone listens on for ``TAIL_S`` after each recording, while the voice finishes (where its echo is heard
-alone). Every route runs the voice and the recognizer in step (the room must hear the voice played before each intake),
-``headphones`` included, so their figures compare.
+alone). One room for the whole run (the user's): the canceller keeps what it learned of the room from one recording
+to the next, as the app does between sessions with the same devices, and starts cold on each route's first
+recording (``per_recording`` says which were warm). Every route runs the voice and the recognizer in step (the
+room must hear the voice played before each intake), ``headphones`` included, so their figures compare.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from engine.eval.runner import aggregate_reports
 from engine.metrics import describe_machine, machine_info
 from engine.metrics import names as m
 from engine.pipeline.config import ShadowConfig
+from engine.pipeline.echo import EchoMemory
 from engine.pipeline.models import Models
 from engine.pipeline.session import ShadowSession
 from engine.pipeline.shadow import shadow_file
@@ -47,8 +51,10 @@ from engine.tts.synthesizer import IncrementalSynthesizer, synthesize_text
 
 log = logging.getLogger(__name__)
 
-ROUTES = ("headphones", "off", "gate", "cancel")
-GUARDS = {"headphones": "off", "off": "off", "gate": "gate", "cancel": "cancel"}
+ROOM_SEED = 1
+ROUTES = ("headphones", "off", "gate", "cancel", "cancel-webrtc")
+GUARDS = {"headphones": "off", "off": "off", "gate": "gate", "cancel": "cancel", "cancel-webrtc": "cancel"}
+CANCELLERS = {"cancel-webrtc": "webrtc"}  # the browsers' canceller (AEC3) in the same run: the peer's method
 ECHO_WINDOW_S = 3.0  # an inserted word repeating a word the voice spoke this long before is an echo word
 VOICE_SAMPLE = (
     "The committee met on Tuesday to discuss the budget for next year. Several members asked for more time, "
@@ -161,7 +167,8 @@ def run_bench(
         results = {}
         for route in routes:
             gain = 0.0 if route == "headphones" else 10 ** (echo_db / 20) / max(level, 1e-9)
-            route_config = replace(config, echo_guard=GUARDS[route])
+            route_config = replace(config, echo_guard=GUARDS[route],
+                                   echo_canceller=CANCELLERS.get(route, config.echo_canceller))  # fmt: skip
             results[route] = _run_route(entries, route_config, models, gain, delay_ms / 1000, rt60_s, noise_db,
                                         progress, route)  # fmt: skip
         return {
@@ -188,22 +195,31 @@ def _run_route(
     route: str,
 ) -> dict:
     reports, echoes, compute, audio, before, after = [], [], 0.0, 0.0, 0.0, 0.0
+    per_recording: dict[str, dict] = {}
+    models.echo_memory = EchoMemory()  # each route starts cold, in the same room
     for number, entry in enumerate(entries, 1):
         if progress:
             progress(f"{route} {number}/{len(entries)} {entry['id']}")
-        room = _Room(gain, delay_s, rt60_s, noise_db, seed=number)
+        room = _Room(gain, delay_s, rt60_s, noise_db, seed=ROOM_SEED)
         report = shadow_file(entry["path"], config, models, entry=entry, speech_chain=False, hear=room)
         reports.append(report)
-        echoes += echo_words(report["words"], entry.get("text") or "")
+        found = echo_words(report["words"], entry.get("text") or "")
+        echoes += found
         echo = report.get("echo") or {}
+        per_recording[entry["id"]] = {m.ECHO_WORDS: len(found), "warm_start": echo.get("warm_start"),
+                                      m.WER_COMMITTED: report[m.WER_COMMITTED]}  # fmt: skip
         if echo.get("aec_compute_ratio") is not None:
             compute += echo["aec_compute_ratio"] * echo["aec_audio_s"]
             audio += echo["aec_audio_s"]
         session = room.session
         if room.room is not None and session is not None and session.echo is not None and gain > 0:
             heard = np.concatenate(session.echo.cleaned or [np.zeros(0, np.float32)])
+            canceller = session.echo.canceller
+            heard = heard[canceller.delay_samples :] if canceller is not None else heard  # aligned with the input
             e_in, e_out = erle_parts(room.room, heard, room.level)
             before, after = before + e_in, after + e_out
+            if e_in > 0 and config.echo_guard == "cancel":
+                per_recording[entry["id"]][m.ERLE_DB] = 10 * float(np.log10(e_in / max(e_out, 1e-12)))
     figures = aggregate_reports(reports, entries)
     return {
         m.WER_COMMITTED: figures[m.WER_COMMITTED],
@@ -216,6 +232,7 @@ def _run_route(
         m.ERLE_DB: 10 * float(np.log10(before / max(after, 1e-12))) if before > 0 and config.echo_guard == "cancel"
         else None,
         "gated_s": sum((r.get("echo") or {}).get("gated_s", 0.0) for r in reports),
+        "per_recording": per_recording,
     }  # fmt: skip
 
 
@@ -223,7 +240,7 @@ def format_table(report: dict) -> str:
     c = report["config"]
     lines = [f"echo at {c['echo_db']:+g} dB, {c['echo_delay_ms']:g} ms, RT60 {c['rt60_s']:g} s, noise "
              f"{c['noise_db']:g} dB; {c['recordings']} recordings"]  # fmt: skip
-    lines.append(f"{'route':<11} {'wer_committed':>13} {'echo_words':>10} {'lag median':>10} {'lag p90':>8} "
+    lines.append(f"{'route':<13} {'wer_committed':>13} {'echo_words':>10} {'lag median':>10} {'lag p90':>8} "
                  f"{'underruns':>9} {'gated_s':>8} {'aec ratio':>9} {'erle_db':>7}")  # fmt: skip
     for route, r in report["results"].items():
         lag = r[m.EAR_VOICE_LAG_S]
@@ -231,7 +248,7 @@ def format_table(report: dict) -> str:
         erle = "-" if r[m.ERLE_DB] is None else f"{r[m.ERLE_DB]:.1f}"
         median = "-" if lag["median"] is None else f"{lag['median']:.2f} s"
         p90 = "-" if lag["p90"] is None else f"{lag['p90']:.2f} s"
-        lines.append(f"{route:<11} {r[m.WER_COMMITTED]:>13.3f} {r[m.ECHO_WORDS]:>10} {median:>10} {p90:>8} "
+        lines.append(f"{route:<13} {r[m.WER_COMMITTED]:>13.3f} {r[m.ECHO_WORDS]:>10} {median:>10} {p90:>8} "
                      f"{r[m.UNDERRUNS]:>9} {r['gated_s']:>8.1f} {ratio:>9} {erle:>7}")  # fmt: skip
     head = report["results"].get("headphones")
     cancel = report["results"].get("cancel")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 ECHO_GUARDS = ("off", "gate", "cancel")
+ECHO_CANCELLERS = ("kalman", "webrtc")
 BASE_MODEL = "base"  # the recognizer model setting for multilingual Whisper base (joined from its packages)
 AUTO_LANGUAGE = "auto"  # translate_from: detect the spoken language from the first seconds of speech
 
@@ -55,7 +56,16 @@ class ShadowConfig:
     # the canceller's reference taken this much earlier than the voice played (a known delay from speaker to
     # microphone); 0 leaves the whole delay to the canceller's own estimate
     echo_hint_ms: float = 0.0
-    noise_suppression: bool = False  # the canceller's noise suppression (WebRTC), with echo_guard "cancel"
+    # with echo_guard "cancel": "kalman" (a linear filter that keeps the speaker) or "webrtc" (AEC3, whose suppressor
+    # also takes the speaker's words in double talk: bench echo, docs/RESULTS.md)
+    echo_canceller: str = "kalman"
+    # what the canceller hears the voice through: "room" (speakers and a microphone) or "digital" (the monitor of the
+    # output the voice plays on, when capturing this computer's sound: ``pipeline.sources`` sets it)
+    echo_path: str = "room"
+    noise_suppression: bool = False  # WebRTC's noise suppression after the canceller, with echo_guard "cancel"
+    # live: while the voice speaks, the other applications' streams are lowered this much (0: never); on by default
+    # when capturing this computer's sound (``pipeline.sources``)
+    duck_db: float = 0.0
     input_device: str | int | None = None
     output_device: str | int | None = None
     catch_up: float = 1.4  # the voice speaks up to this much faster when far behind or with a faster speaker (1: never)
@@ -68,6 +78,13 @@ class ShadowConfig:
     def __post_init__(self) -> None:
         if self.echo_guard not in ECHO_GUARDS:
             raise ValueError(f"echo guard must be one of {', '.join(ECHO_GUARDS)}, not {self.echo_guard!r}")
+        if self.echo_canceller not in ECHO_CANCELLERS:
+            raise ValueError(f"the echo canceller must be one of {', '.join(ECHO_CANCELLERS)}, not "
+                             f"{self.echo_canceller!r}")  # fmt: skip
+        if self.echo_path not in ("room", "digital"):
+            raise ValueError(f"the echo path must be room or digital, not {self.echo_path!r}")
+        if not 0 <= self.duck_db <= 60:
+            raise ValueError(f"ducking lowers by 0 to 60 dB, not {self.duck_db}")
         if not 0 <= self.echo_hint_ms <= 1000:
             raise ValueError(f"the echo delay hint must be between 0 and 1000 ms, not {self.echo_hint_ms}")
         if self.k < 0 or self.first_chunk < 1 or self.chunk < 1 or self.delta < 0 or self.phrase_chunk < 0:

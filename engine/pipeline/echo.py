@@ -5,22 +5,32 @@ With speakers the voice reaches the microphone and would be recognized and spoke
 - **gate**: the captured audio is replaced with silence while the voice plays and for a short tail after it (the
   room's echo and the device's latency). The cost: what the speaker says while the voice plays is not heard.
 - **cancel**: the voice's own played samples (``PlayedTrack``, on the session clock) are the reference of an
-  acoustic echo canceller (``engine.audio.echo_canceller``), which removes their echo and keeps the speaker.
+  acoustic echo canceller (``engine.audio.echo_canceller``), which removes their echo and keeps the speaker. The
+  reference for microphone time t is what played at t − ``hint_s``.
 
 Headphones need no guard.
 """
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable
 
 import numpy as np
 
 from engine.audio.block import AudioBlock
 from engine.audio.echo_canceller import EchoCanceller
+from engine.audio.echo_delay import EchoDelayEstimator
 from engine.audio.played_track import PlayedTrack
 
+log = logging.getLogger(__name__)
+
 DEFAULT_TAIL_S = 0.4
+# A measured delay longer than this is taken out of the reference (the canceller starts again on the shifted one);
+# a shorter one the canceller's filter models itself. The reference keeps ``DELAY_MARGIN_S`` of lead.
+SHIFT_ABOVE_S = 0.1
+DELAY_MARGIN_S = 0.02
 GATE_BLOCK_S = 0.1  # a recording's intake is gated in blocks of this length, as a microphone delivers them
 
 
@@ -40,6 +50,26 @@ class EchoGate:
         return AudioBlock(np.zeros_like(block.samples), block.sample_rate, block.start_s)
 
 
+class EchoMemory:
+    """What the canceller learned of each echo path, kept between sessions (by the loaded models, for the process's
+    life): the room and the speakers stay where they were, so the next session with the same devices starts from the
+    path the last one learned instead of from nothing. Bounded to a few routes."""
+
+    MAX_ROUTES = 8
+
+    def __init__(self) -> None:
+        self._learned: dict[tuple, tuple[object, float]] = {}  # route → (canceller state, reference shift)
+
+    def get(self, route: tuple) -> tuple[object, float] | None:
+        return self._learned.get(route)
+
+    def put(self, route: tuple, state: object, shift_s: float) -> None:
+        self._learned.pop(route, None)
+        self._learned[route] = (state, shift_s)
+        while len(self._learned) > self.MAX_ROUTES:
+            self._learned.pop(next(iter(self._learned)))
+
+
 class EchoPath:
     """The chosen guard between the microphone and the recognizer.
 
@@ -55,15 +85,32 @@ class EchoPath:
         hint_s: float = 0.0,
         noise_suppression: bool = False,
         voice_active: Callable[[float], bool] | None = None,
+        method: str = "kalman",
+        path: str = "room",
+        memory: EchoMemory | None = None,
+        route: tuple = (),
     ) -> None:
+        """``memory`` and ``route`` (the devices): start from what an earlier session learned of this route, and
+        leave what this one learned there (``remember``)."""
         if guard not in ("gate", "cancel"):
             raise ValueError(f"an echo path guards with 'gate' or 'cancel', not {guard!r}")
         self.guard = guard
         self.track = track
         self.hint_s = hint_s
         self.gate = EchoGate(voice_active or self._track_active) if guard == "gate" else None
-        self.canceller = EchoCanceller(noise_suppression, hint_s) if guard == "cancel" else None
+        self.canceller = EchoCanceller(method, noise_suppression, path) if guard == "cancel" else None
+        self.delay = EchoDelayEstimator(digital=path == "digital") if guard == "cancel" else None
+        self.shift_s = 0.0  # taken out of the reference after measuring the delay
+        self.compute_s = 0.0  # the cancelling path's own work (canceller and delay estimator)
+        self.audio_s = 0.0
         self.cleaned: list[np.ndarray] | None = None  # a list here keeps what the recognizer heard (the benchmark)
+        self.memory, self.route = memory, (guard, method, path, *route)
+        self.warm = False  # started from an earlier session's path
+        learned = memory.get(self.route) if memory is not None and self.canceller is not None else None
+        if learned is not None and self.canceller is not None:
+            state, self.shift_s = learned
+            self.canceller.restore(state)
+            self.warm = True
 
     def _track_active(self, now_s: float) -> bool:
         return self.track.active(now_s - GATE_BLOCK_S, now_s)
@@ -74,8 +121,7 @@ class EchoPath:
 
     def process(self, samples: np.ndarray, start_s: float, rate: int = 16000) -> np.ndarray:
         if self.canceller is not None:
-            far = self.track.read(start_s - self.hint_s, samples.size)
-            out = self.canceller.process(samples, far)
+            out = self._cancel(samples, start_s)
         else:
             assert self.gate is not None
             step = max(int(GATE_BLOCK_S * rate), 1)
@@ -88,10 +134,49 @@ class EchoPath:
             self.cleaned.append(out)
         return out
 
+    def _cancel(self, samples: np.ndarray, start_s: float) -> np.ndarray:
+        assert self.canceller is not None and self.delay is not None
+        t0 = time.perf_counter()
+        reference = start_s - self.hint_s
+        settled = self.delay.add(samples, self.track.read(reference, samples.size))
+        if settled is not None:
+            self._settle(settled)
+        out = self.canceller.process(samples, self.track.read(reference - self.shift_s, samples.size))
+        self.compute_s += time.perf_counter() - t0
+        self.audio_s += samples.size / self.track.rate
+        return out
+
+    def _settle(self, delay_s: float) -> None:
+        """A measured delay: a long one is taken out of the reference (the canceller starts again on the shifted
+        one); a digital copy's filter starts from the delay left."""
+        canceller = self.canceller
+        assert canceller is not None
+        shift = max(delay_s - DELAY_MARGIN_S, 0.0) if delay_s > SHIFT_ABOVE_S else 0.0
+        if abs(shift - self.shift_s) > DELAY_MARGIN_S:
+            log.info("echo canceller: the reference shifted by %.0f ms; starting again", shift * 1000)
+            self.shift_s = shift
+            self.canceller = EchoCanceller(canceller.method, canceller.noise_suppression, canceller.path)
+            self.canceller.carry(canceller)
+        if self.canceller.path == "digital":
+            self.canceller.seed_delay(delay_s - self.shift_s)
+
+    def remember(self) -> None:
+        """Leave what the canceller learned for the next session on this route."""
+        if self.memory is not None and self.canceller is not None and self.canceller.audio_s > 0:
+            state = self.canceller.state()
+            if state is not None:
+                self.memory.put(self.route, state, self.shift_s)
+
     def report(self) -> dict:
         """The guard's figures for the session's report."""
         figures: dict = {"guard": self.guard, "gated_s": self.gated_s}
         if self.canceller is not None:
-            figures.update(aec_compute_ratio=self.canceller.compute_ratio, aec_audio_s=self.canceller.audio_s,
-                           hint_ms=self.hint_s * 1000, noise_suppression=self.canceller.noise_suppression)  # fmt: skip
+            canceller = self.canceller
+            delay = self.delay.delay_s if self.delay is not None else None
+            figures.update(
+                method=canceller.method, path=canceller.path,
+                aec_compute_ratio=self.compute_s / self.audio_s if self.audio_s else None, aec_audio_s=self.audio_s,
+                hint_ms=self.hint_s * 1000, measured_delay_ms=None if delay is None else delay * 1000,
+                shift_ms=self.shift_s * 1000, noise_suppression=canceller.noise_suppression, warm_start=self.warm,
+            )  # fmt: skip
         return figures

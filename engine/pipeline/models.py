@@ -10,6 +10,7 @@ from engine.asr.commit import make_commit_policy
 from engine.asr.streaming import StreamConfig, StreamingRecognizer
 from engine.asr.vad import SileroVad
 from engine.pipeline.config import AUTO_LANGUAGE, BASE_MODEL, ShadowConfig
+from engine.pipeline.echo import EchoMemory
 from engine.tts.voice import TwoStageVoice
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,7 @@ class Models:
         self.voice = voice
         self.key = key
         self._lock = threading.Lock()
+        self.echo_memory = EchoMemory()  # the echo paths sessions learned (``pipeline.echo``)
 
     @classmethod
     def load(cls, config: ShadowConfig) -> Models:

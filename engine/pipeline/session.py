@@ -29,6 +29,7 @@ from engine.asr.streaming import StepResult, StreamingRecognizer
 from engine.audio.block import AudioBlock
 from engine.audio.device_check import level_db
 from engine.audio.played_track import PlayedTrack
+from engine.audio.resample import StreamResampler
 from engine.clock import Clock, RealClock, SimulatedClock
 from engine.metrics import names as m
 from engine.metrics.shadowing import ear_voice_lag_s
@@ -53,6 +54,7 @@ from engine.tts.worker import SynthesisWorker
 log = logging.getLogger(__name__)
 
 MONITOR_INTERVAL_S = 0.05
+OUTPUT_JUMP_S = 0.005  # a played block this far from where the last one ended starts the voice's track anew
 
 
 class State(StrEnum):
@@ -150,6 +152,16 @@ class _Tap:
 
 
 @dataclass
+class _OutputStream:
+    """The device's output as it goes into the voice's track: one resampler and where its output started."""
+
+    resampler: StreamResampler
+    anchor_s: float
+    written: int = 0
+    next_s: float = 0.0
+
+
+@dataclass
 class _Sink:
     """Where pieces go: a device player (live) or a computed timeline (no device)."""
 
@@ -199,6 +211,8 @@ class ShadowSession:
         self._clock: Clock = RealClock()
         self._source_origin_s: float | None = None  # session time of the capture clock's zero
         self.voice_track = voice_track
+        self._out: _OutputStream | None = None  # live: the device's output on its way into ``voice_track``
+        self._ducker = None  # engine.audio.sound_server.Ducker: other streams lowered while the voice speaks
         self.echo: EchoPath | None = None
         self.keep_heard = False  # the echo guard keeps what the recognizer heard (``EchoPath.cleaned``, a benchmark)
         self._file_fed = 0  # samples of a recording taken in so far (their session time, for the echo guard)
@@ -261,6 +275,10 @@ class ShadowSession:
         """Microphone to speaker; returns at once. ``stop()`` or ``cancel()`` ends it."""
         self._clock = clock = RealClock()
         self._begin(clock, play=True, output_device=self.config.output_device, echo=True)
+        if self.config.duck_db > 0:
+            from engine.audio.sound_server import Ducker
+
+            self._ducker = Ducker(self.config.duck_db, clock=clock.now)
         tap = _Tap(capture, self)
 
         def source(on_step: Callable[[StepResult], None]) -> StreamRun:
@@ -336,8 +354,8 @@ class ShadowSession:
         if play:
             from engine.audio.player import Player
 
-            on_start = self._on_play_start if self.voice_track is not None else None
-            player = Player(voice.sample_rate, device=output_device, timer=self._clock.now, on_start=on_start)
+            on_output = self._on_played_output if self.voice_track is not None else None
+            player = Player(voice.sample_rate, device=output_device, timer=self._clock.now, on_output=on_output)
             player.start()  # before anything is written: a device that cannot open leaves no half session
             self._sink.player = player
         if self.record_dir is not None:
@@ -373,7 +391,10 @@ class ShadowSession:
             self.voice_track = PlayedTrack()
         self._file_fed = self._echo_out = 0
         self.echo = EchoPath(guard, self.voice_track, self.config.echo_hint_ms / 1000, self.config.noise_suppression,
-                             voice_active=self._voice_active if live else None)  # fmt: skip
+                             voice_active=self._voice_active if live else None,
+                             method=self.config.echo_canceller, path=self.config.echo_path,
+                             memory=getattr(self.models, "echo_memory", None),
+                             route=(self.config.input_device, self.config.output_device))  # fmt: skip
         if self.keep_heard:
             self.echo.cleaned = []
 
@@ -420,11 +441,15 @@ class ShadowSession:
                 self._collect_played()
                 player.close()  # type: ignore[attr-defined]
         finally:
+            if self._ducker is not None:
+                self._ducker.close()  # the other applications are heard at their own volume again
             # the voice is the loaded models', shared with the next session and "Test speaker": not left catching up
             self.models.voice.rate = self.config.voice_rate
             if self.asr_run is not None:
                 self.figures.asr(self.asr_run)
             self.figures.pace = self.pace.report()
+            if self.echo is not None:
+                self.echo.remember()
             self.figures.echo = self.echo.report() if self.echo is not None else None
             self.figures.error = self.error
             if self.recorder is not None:
@@ -461,16 +486,25 @@ class ShadowSession:
             self.recorder.input_audio(block.samples)
         self._level(block.samples)
         if self.echo is None:
-            return block
+            return self._unduck(block)
         if self.echo.gate is not None:
-            return self.echo.gate.apply(block, self._clock.now())
+            return self._unduck(self.echo.gate.apply(block, self._clock.now()))
         player = self._sink.player
         if player is not None:
-            player.poll()  # pieces that began playing are in the voice's track before it is read
+            player.poll()  # what the device played so far is in the voice's track before it is read
         samples = self.echo.process(block.samples, (self._source_origin_s or 0.0) + block.start_s, block.sample_rate)
         out = AudioBlock(samples, block.sample_rate, self._echo_out / block.sample_rate)
         self._echo_out += samples.size
-        return out
+        return self._unduck(out)
+
+    def _unduck(self, block: AudioBlock) -> AudioBlock:
+        """A capture of the other applications, lowered while the voice spoke, raised back as much (after the echo
+        guard: the voice itself was not lowered): the recognizer hears the speaker at one level."""
+        ducker = self._ducker
+        if ducker is None or not ducker.times_ducked:
+            return block
+        gain = ducker.gain_at((self._source_origin_s or 0.0) + block.start_s)
+        return block if gain == 1.0 else AudioBlock(block.samples / gain, block.sample_rate, block.start_s)
 
     def _guard_file(self, samples: np.ndarray) -> np.ndarray:
         """A recording's intake through the echo guard (on the recognizer's clock: its compute is charged)."""
@@ -478,13 +512,21 @@ class ShadowSession:
         start, self._file_fed = self._file_fed, self._file_fed + samples.size
         return self.echo.process(samples, start / SAMPLE_RATE)
 
-    def _on_play_start(self, played) -> None:  # noqa: ANN001 - engine.audio.player.PlayedPiece
-        """Live: a piece began playing; its samples go into the voice's track at that moment."""
-        with self._lock:
-            entry = self._sink.pending.get(played.key)
-        if entry is not None and played.start_s is not None and self.voice_track is not None:
-            piece = entry[0]
-            self.voice_track.write(piece.samples, piece.sample_rate, played.start_s)
+    def _on_played_output(self, samples: np.ndarray, start_s: float) -> None:
+        """Live: every block the device played (silence too) goes into the voice's track at its time, resampled as
+        one continuous stream: the canceller's reference must not jump between blocks."""
+        player, track = self._sink.player, self.voice_track
+        if player is None or track is None:
+            return
+        out = self._out
+        if out is None or abs(start_s - out.next_s) > OUTPUT_JUMP_S:  # the device played silence meanwhile
+            if out is not None:
+                track.write(out.resampler.flush(), track.rate, out.anchor_s + out.written / track.rate)
+            out = self._out = _OutputStream(StreamResampler(player.device_rate, track.rate), start_s)  # type: ignore[attr-defined]
+        resampled = out.resampler.process(samples)
+        track.write(resampled, track.rate, out.anchor_s + out.written / track.rate)
+        out.written += resampled.size
+        out.next_s = start_s + samples.size / player.device_rate  # type: ignore[attr-defined]
 
     def _level(self, samples: np.ndarray) -> None:
         if samples.size:
@@ -608,6 +650,8 @@ class ShadowSession:
             try:
                 player.check()  # type: ignore[attr-defined]
                 self._collect_played()
+                if self._ducker is not None:
+                    self._ducker.set(self._voice_active(self._clock.now()))
             except Exception as exc:
                 log.exception("playback stopped")
                 self._fail(f"playback stopped: {exc}")

@@ -1,0 +1,134 @@
+"""An echo canceller that keeps the speaker: a partitioned-block frequency-domain Kalman filter and a gentle
+residual-echo suppressor.
+
+The voice's echo is the played voice through the room, a linear path; the speaker is a second talker uncorrelated
+with it. The filter models the path (the room's response, in partitions of one block) and subtracts its estimate
+of the echo; it never attenuates anything else, so the speaker's words come through untouched while the voice
+plays (double talk, which is most of a shadowing session).
+
+Its step size is a Kalman gain per frequency and partition (the diagonal frequency-domain adaptive Kalman filter
+of Enzner and Vary, partitioned as by Kuech et al.): large while the path is uncertain, small where the error holds
+more than the filter's own uncertainty explains (the speaker talking). So it does not diverge in double talk,
+without a double-talk detector; while the speaker talks it learns slowly (a few seconds of voice to 15 dB).
+
+The filter's uncertainty is also its estimate of the echo it has not removed, per frequency; ``ResidualSuppressor``
+lowers the bins where that estimate is a large part of what is left (a Wiener-like gain with a floor), on 50 %
+overlapped sqrt-Hann frames, so the output is 20 ms late. Where the speaker dominates a bin it is left alone.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+BLOCK = 320  # 20 ms at 16 kHz
+DEFAULT_TAPS_S = 0.3  # the room's response it can model (with the delay left in the reference)
+TRANSITION = 0.9999  # how fast the path may change (the state's first-order Markov factor)
+INITIAL_UNCERTAINTY = 0.01  # the path's prior variance per coefficient (a room: the voice well below the speaker)
+# A digital path (the monitor of the output the voice plays on: its exact copy, through the server's resampler) is
+# short and at full gain: a short filter that expects a large path learns it within seconds of double talk.
+DIGITAL_TAPS_S = 0.06
+DIGITAL_UNCERTAINTY = 1.0
+PATHS = ("room", "digital")
+NOISE_SMOOTHING = 0.8  # of the observation-noise estimate (the speaker and the echo not modelled), per block
+OVER_SUBTRACTION = 2.0  # the suppressor removes this many times the residual echo it expects
+GAIN_FLOOR = 0.1  # and never lowers a bin by more than this (-20 dB)
+
+
+class KalmanEchoFilter:
+    """``block(near, far)`` on one block of ``BLOCK`` samples each; returns the near block with the echo removed."""
+
+    @classmethod
+    def for_path(cls, path: str, rate: int = 16000) -> KalmanEchoFilter:
+        """The filter for an acoustic ``room`` or a ``digital`` copy of the voice."""
+        if path not in PATHS:
+            raise ValueError(f"an echo path is one of {', '.join(PATHS)}, not {path!r}")
+        if path == "digital":
+            return cls(rate, DIGITAL_TAPS_S, initial_uncertainty=DIGITAL_UNCERTAINTY)
+        return cls(rate)
+
+    def __init__(self, rate: int = 16000, taps_s: float = DEFAULT_TAPS_S, block: int = BLOCK,
+                 initial_uncertainty: float = INITIAL_UNCERTAINTY) -> None:  # fmt: skip
+        self.block_size = block
+        self._n = 2 * block
+        bins = block + 1
+        self.partitions = max(int(np.ceil(taps_s * rate / block)), 1)
+        self._w = np.zeros((self.partitions, bins), np.complex128)  # the path, one row per partition
+        self._x = np.zeros((self.partitions, bins), np.complex128)  # far spectra, newest first
+        self._uncertainty = np.full((self.partitions, bins), initial_uncertainty)
+        self._noise = np.full(bins, 1e-4)
+        self._far_previous = np.zeros(block)
+        self.residual_power = np.zeros(bins)  # the echo the last block still holds, as the filter expects it
+
+    def state(self) -> tuple[np.ndarray, np.ndarray]:
+        """What the filter learned of the path (and how sure it is), to start the next session from."""
+        return self._w.copy(), self._uncertainty.copy()
+
+    def restore(self, state: tuple[np.ndarray, np.ndarray]) -> None:
+        """Start from a path learned before, no surer of it than of a new one: the speakers' volume may have changed
+        since, and a filter too sure of an old path learns the new one slowly."""
+        w, uncertainty = state
+        if w.shape == self._w.shape:
+            self._w = w.copy()
+            self._uncertainty = np.maximum(uncertainty, self._uncertainty)
+
+    def seed_delay(self, lag: int, uncertainty: float = 0.005) -> None:
+        """Start from a path that is the reference ``lag`` samples late at full gain (a digital copy whose delay was
+        measured), fairly sure of it: the filter then only refines what the sound server's resampling did."""
+        b = self.block_size
+        partition, offset = divmod(max(lag, 0), b)
+        if partition >= self.partitions:
+            return
+        impulse = np.zeros(self._n)
+        impulse[offset] = 1.0
+        self._w[:] = 0.0
+        self._w[partition] = np.fft.rfft(impulse)
+        self._uncertainty[:] = uncertainty
+
+    def block(self, near: np.ndarray, far: np.ndarray) -> np.ndarray:
+        b, n = self.block_size, self._n
+        far = np.asarray(far, np.float64)
+        x = self._x
+        x[1:] = x[:-1]
+        x[0] = np.fft.rfft(np.concatenate([self._far_previous, far]))
+        self._far_previous = far
+        echo = np.fft.irfft(np.sum(self._w * x, axis=0), n)[b:]
+        error = np.asarray(near, np.float64) - echo
+        spectrum = np.fft.rfft(np.concatenate([np.zeros(b), error]))
+        power = np.abs(x) ** 2
+        explained = np.sum(power * self._uncertainty, axis=0)
+        residual = np.maximum(np.abs(spectrum) ** 2 - 0.5 * explained, 1e-10)
+        self._noise = NOISE_SMOOTHING * self._noise + (1 - NOISE_SMOOTHING) * residual
+        gain = self._uncertainty * np.conj(x) / (explained + 2 * self._noise + 1e-10)[None, :]
+        w = self._w + gain * spectrum[None, :]
+        # only the first half of each partition's impulse response is a linear convolution (overlap-save)
+        taps = np.fft.irfft(w, n, axis=1)
+        taps[:, b:] = 0.0
+        w = np.fft.rfft(taps, axis=1)
+        self._w = w
+        uncertainty = self._uncertainty * (1 - 0.5 * np.real(gain * x))
+        self._uncertainty = TRANSITION**2 * uncertainty + (1 - TRANSITION**2) * np.abs(w) ** 2
+        self.residual_power = explained
+        return error.astype(np.float32)
+
+
+class ResidualSuppressor:
+    """Per block: the filter's output and its residual-echo power per bin → the block before, with the bins that
+    are mostly residual echo lowered (``OVER_SUBTRACTION``, ``GAIN_FLOOR``). The output is one block late."""
+
+    def __init__(self, block: int = BLOCK) -> None:
+        self.block_size = block
+        self._window = np.sqrt(np.hanning(2 * block + 1)[: 2 * block])
+        self._previous = np.zeros(block)
+        self._tail = np.zeros(block)  # the second half of the last frame, waiting for the next frame's first half
+
+    def block(self, error: np.ndarray, residual_power: np.ndarray) -> np.ndarray:
+        b = self.block_size
+        frame = np.concatenate([self._previous, error]) * self._window
+        self._previous = np.asarray(error, np.float64)
+        spectrum = np.fft.rfft(frame)
+        power = spectrum.real**2 + spectrum.imag**2
+        gain = np.maximum(1.0 - OVER_SUBTRACTION * residual_power / np.maximum(power, 1e-12), GAIN_FLOOR)
+        out = np.fft.irfft(gain * spectrum, 2 * b) * self._window
+        done = self._tail + out[:b]
+        self._tail = out[b:]
+        return done.astype(np.float32)

@@ -1,0 +1,117 @@
+"""This computer's sound as the source, through the PulseAudio test server: the devices by their descriptions, a
+recording another application plays captured from the speaker's monitor while the voice plays on the same speaker
+(its own sound cancelled), the other application ducked while the voice speaks, and a duck left behind restored."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+
+import pytest
+
+from engine.audio import sound_server
+from engine.audio.io import load_audio
+from engine.metrics import names as m
+from engine.metrics.wer import wer
+from engine.pipeline.bench_echo import echo_words
+from engine.pipeline.config import ShadowConfig
+from engine.pipeline.recorder import REPORT
+from engine.pipeline.session import ShadowSession, State
+from engine.pipeline.sources import open_source
+from tests import virtual_audio as va
+
+pytestmark = pytest.mark.audio
+RECORDING = "ls_2412-153948-0000"  # 11.7 s
+DUCK_DB = 15.0
+
+
+def _sink_input_volume(audio: va.VirtualAudio, application: str) -> float | None:
+    """The volume (0-1, first channel) of the application's stream on the test server, None when it has none."""
+    import pulsectl
+
+    with pulsectl.Pulse("liveshadow-test") as pulse:
+        for item in pulse.sink_input_list():
+            if item.proplist.get("application.name") == application:
+                return float(item.volume.values[0])
+    return None
+
+
+def test_the_server_devices_are_listed_by_their_descriptions(virtual_audio) -> None:
+    devices = {d.description: d for d in sound_server.server_devices()}
+    assert devices["VirtualMicrophone"].kind == "microphone" and devices["VirtualMicrophone"].is_default
+    monitor = devices["Monitor of VirtualSpeaker"]
+    assert monitor.kind == "monitor" and monitor.monitor_of == va.SPEAKER_SINK
+    assert devices["VirtualSpeaker"].kind == "output" and devices["VirtualSpeaker"].label == "VirtualSpeaker (default)"
+    assert sound_server.monitor_source().name == va.SPEAKER_MONITOR
+    assert sound_server.find_source("VirtualMicrophone").name == va.MIC_SOURCE
+    assert sound_server.find_source("no such thing") is None
+    with pytest.raises(sound_server.AudioDeviceError, match="no monitor of the output"):
+        sound_server.monitor_source("Headphones")
+
+
+def test_the_route_follows_the_output_the_voice_plays_on(virtual_audio) -> None:
+    same = open_source("system", ShadowConfig())  # the default output's monitor; the voice plays there too
+    assert same.system and same.config.echo_guard == "cancel" and same.config.echo_path == "digital"
+    assert "cancelled" in same.route and same.label == "this computer's sound (Monitor of VirtualSpeaker)"
+    other = open_source("Monitor of VirtualMicFeed", ShadowConfig())
+    assert other.system and other.config.echo_guard == "off" and "another output" in other.route
+    mic = open_source("VirtualMicrophone", ShadowConfig())
+    assert not mic.system and mic.label == "VirtualMicrophone"
+
+
+def test_this_computers_sound_is_shadowed_and_the_other_stream_is_ducked_while_the_voice_speaks(
+    virtual_audio, shadow_models, speech_dir, speech_manifest, tmp_path
+) -> None:
+    """Another application plays a recording on one output (the test server's second sink); liveshadow hears that
+    output's monitor and speaks on the default output, lowering the application while its voice speaks."""
+    entry = next(e for e in speech_manifest if e["id"] == RECORDING)
+    source = open_source("Monitor of VirtualMicFeed", ShadowConfig())
+    config = source.config.__class__(**{**source.config.__dict__, "duck_db": DUCK_DB})
+    session = ShadowSession(config, shadow_models, record_dir=tmp_path / "rec")
+    session.start_live(source.capture)
+    time.sleep(1.0)  # the capture is open: another application starts playing
+    player = subprocess.Popen(["paplay", f"--device={va.MIC_SINK}", str(speech_dir / entry["wav"])],
+                              env=virtual_audio.env(), stderr=subprocess.PIPE)  # fmt: skip
+    volumes = []
+    try:
+        while player.poll() is None:
+            volumes.append(_sink_input_volume(virtual_audio, "paplay"))
+            time.sleep(0.1)
+        time.sleep(1.0)  # the last words' step
+        session.stop()
+        while not session.wait(0.1):
+            pass
+    finally:
+        player.kill()
+    assert session.state == State.DONE, session.error
+    report = json.loads((tmp_path / "rec" / REPORT).read_text())
+    # the recording's words, as well as from a file (the same recognizer)
+    assert wer(entry["text"], report["committed_text"]) < 0.2, report["committed_text"]
+    assert echo_words(report["words"], entry["text"]) == []
+    assert report[m.EAR_VOICE_LAG_S]["n"] > 20
+    lowered = [v for v in volumes if v is not None and v < 0.9]
+    assert lowered and min(lowered) == pytest.approx(10 ** (-DUCK_DB / 20), rel=0.05)  # ducked while the voice spoke
+    assert max(v for v in volumes if v is not None) == pytest.approx(1.0, rel=0.01)  # and not before it did
+    assert not sound_server.Ducker().state_file.exists()
+
+
+def test_a_duck_left_by_a_killed_session_is_restored_at_the_next_start(virtual_audio, speech_dir, tmp_path) -> None:
+    wav = speech_dir / "wav" / f"{RECORDING}.wav"
+    player = subprocess.Popen(["paplay", f"--device={va.SPEAKER_SINK}", str(wav)], env=virtual_audio.env())
+    try:
+        deadline = time.monotonic() + 5
+        while _sink_input_volume(virtual_audio, "paplay") is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        state = tmp_path / "duck.json"
+        ducker = sound_server.Ducker(20.0, state_file=state)
+        ducker.set(True)  # and then the process dies: nothing restores it
+        assert _sink_input_volume(virtual_audio, "paplay") == pytest.approx(0.1, rel=0.05) and state.exists()
+        assert sound_server.restore_leftover_duck(state) == 1
+        assert _sink_input_volume(virtual_audio, "paplay") == pytest.approx(1.0, rel=0.01) and not state.exists()
+        assert sound_server.restore_leftover_duck(state) == 0
+    finally:
+        player.kill()
+    with pytest.raises(ValueError):
+        sound_server.Ducker(0)
+    assert load_audio(wav).size > 0
