@@ -269,7 +269,9 @@ def _shadow_live(args: argparse.Namespace, config) -> dict:  # noqa: ANN001
     config = source.config
     if source.system:
         restore_leftover_duck()
-        duck = 0.0 if args.no_duck else (DEFAULT_DUCK_DB if args.duck is None else args.duck)
+        # On the output it hears, ducking would lower the speaker below the voice's own sound: ducked only when asked
+        default = 0.0 if source.loops else DEFAULT_DUCK_DB
+        duck = 0.0 if args.no_duck else (default if args.duck is None else args.duck)
         config = replace(config, duck_db=duck)
     elif args.duck is not None:
         config = replace(config, duck_db=args.duck)

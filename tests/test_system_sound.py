@@ -1,6 +1,6 @@
-"""This computer's sound as the source, through the PulseAudio test server: the devices by their descriptions, a
-recording another application plays captured from the speaker's monitor while the voice plays on the same speaker
-(its own sound cancelled), the other application ducked while the voice speaks, and a duck left behind restored."""
+"""This computer's sound as the source, through the PulseAudio test server: the devices by their descriptions, the
+route chosen by where the voice plays, a recording another application plays captured from its output's monitor
+while the voice plays on another (the application ducked while the voice speaks), and a duck left behind restored."""
 
 from __future__ import annotations
 
@@ -52,8 +52,10 @@ def test_the_server_devices_are_listed_by_their_descriptions(virtual_audio) -> N
 
 def test_the_route_follows_the_output_the_voice_plays_on(virtual_audio) -> None:
     same = open_source("system", ShadowConfig())  # the default output's monitor; the voice plays there too
-    assert same.system and same.config.echo_guard == "cancel" and same.config.echo_path == "digital"
-    assert "cancelled" in same.route and same.label == "this computer's sound (Monitor of VirtualSpeaker)"
+    assert same.system and same.loops and same.config.echo_guard == "gate" and "another output" in same.route
+    assert same.label == "this computer's sound (Monitor of VirtualSpeaker)"
+    asked = open_source("system", ShadowConfig(echo_guard="cancel"))
+    assert asked.config.echo_guard == "cancel" and asked.config.echo_path == "digital" and "cancelled" in asked.route
     other = open_source("Monitor of VirtualMicFeed", ShadowConfig())
     assert other.system and other.config.echo_guard == "off" and "another output" in other.route
     mic = open_source("VirtualMicrophone", ShadowConfig())

@@ -1,8 +1,9 @@
 """What a live session hears: the microphone, this computer's sound (an output's monitor), or a named source.
 
 Choosing a source also chooses the route against the voice's echo. When the capture is the monitor of the output
-the voice plays on, the voice would be heard again: its own samples are then cancelled (the echo guard ``cancel``,
-on an exact digital copy). When the voice plays elsewhere (headphones on another output), nothing is needed.
+the voice plays on, the voice would be heard again: it is then gated (not heard while it plays), or with the echo
+guard ``cancel`` asked for, cancelled as an exact digital copy (experimental: in the test server's runs the voice
+was still heard again). When the voice plays elsewhere (headphones on another output), nothing is needed.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ class LiveSource:
     route: str  # how the voice's echo is kept out, in words
     config: ShadowConfig  # the session's settings, with the echo guard the route needs
     system: bool = False  # this computer's sound (ducking applies)
+    loops: bool = False  # the voice plays on the output captured: its own sound is cancelled, and not ducked
 
 
 def open_source(source: str, config: ShadowConfig) -> LiveSource:
@@ -49,12 +51,17 @@ def open_source(source: str, config: ShadowConfig) -> LiveSource:
         return LiveSource(capture, device.description, "as the microphone", config)
     voice_output = config.output_device if isinstance(config.output_device, str) else None
     loops = device.monitor_of == _voice_sink(voice_output)
-    if loops:
-        route = f"the voice plays on {device.description.removeprefix('Monitor of ')}: its own sound is cancelled"
-        config = replace(config, echo_guard="cancel", echo_hint_ms=0.0, echo_path="digital")
+    if loops and config.echo_guard == "cancel":  # asked for: the digital path does not yet keep the voice out
+        route = (f"the voice plays on {device.description.removeprefix('Monitor of ')}: its own sound is cancelled "
+                 "(experimental: the voice may be heard again)")  # fmt: skip
+        config = replace(config, echo_hint_ms=0.0, echo_path="digital")
+    elif loops:
+        route = (f"the voice plays on {device.description.removeprefix('Monitor of ')}: it is not heard while it "
+                 "plays (gate); to hear every word, play the voice on another output (--output)")  # fmt: skip
+        config = replace(config, echo_guard="gate")
     else:
         route = "the voice plays on another output: nothing to cancel"
-    return LiveSource(capture, f"this computer's sound ({device.description})", route, config, system=True)
+    return LiveSource(capture, f"this computer's sound ({device.description})", route, config, system=True, loops=loops)
 
 
 def _voice_sink(output: str | None) -> str | None:
