@@ -24,8 +24,6 @@ MIN_VOICE_S = 1.0  # the reference must hold this much voice in the window
 PEAK_RATIO = 6.0  # the peak against the mean of the correlation's magnitude
 AGREE_S = 0.02  # two measurements agree within this
 VOICE_LEVEL = 1e-3
-
-
 SURE_RATIO = 30.0  # a peak this clear is taken at once (a digital copy of the voice)
 DIGITAL_MIN_VOICE_S = 0.3
 DIGITAL_EVERY_S = 0.25

@@ -8,6 +8,7 @@ back from the latest sample written) are kept, so a long session holds a fixed a
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -51,18 +52,23 @@ class PlayedTrack:
                 data, start = data[self._high - self._size - start :], self._high - self._size
             self._fill(start, start + data.size, data)
 
-    def _fill(self, start: int, end: int, data: np.ndarray | None) -> None:
-        """Zero ``[start, end)`` (``data`` None) or add ``data`` there, wrapping around the buffer."""
-        position, offset = start, 0
+    def _runs(self, start: int, end: int) -> Iterator[tuple[int, int, int]]:
+        """``[start, end)`` (absolute sample indices) as runs of the circular buffer: (slot, offset from ``start``,
+        count)."""
+        position = start
         while position < end:
             slot = position % self._size
             count = min(end - position, self._size - slot)
+            yield slot, position - start, count
+            position += count
+
+    def _fill(self, start: int, end: int, data: np.ndarray | None) -> None:
+        """Zero ``[start, end)`` (``data`` None) or add ``data`` there."""
+        for slot, offset, count in self._runs(start, end):
             if data is None:
                 self._buffer[slot : slot + count] = 0.0
             else:
                 self._buffer[slot : slot + count] += data[offset : offset + count]
-            position += count
-            offset += count
 
     def read(self, start_s: float, n: int) -> np.ndarray:
         """The ``n`` samples played from ``start_s`` on (silence before the first piece, after the latest, and
@@ -71,13 +77,9 @@ class PlayedTrack:
         start = round(start_s * self.rate)
         with self._lock:
             low = max(start, self._high - self._size, 0)
-            high = min(start + n, self._high)
-            position = low
-            while position < high:
-                slot = position % self._size
-                count = min(high - position, self._size - slot)
-                out[position - start : position - start + count] = self._buffer[slot : slot + count]
-                position += count
+            skip = low - start
+            for slot, offset, count in self._runs(low, min(start + n, self._high)):
+                out[skip + offset : skip + offset + count] = self._buffer[slot : slot + count]
         return out
 
     def active(self, start_s: float, end_s: float, level: float = 1e-4) -> bool:

@@ -13,14 +13,10 @@ import threading
 
 import numpy as np
 
-from engine.audio.capture import BlockQueue
+from engine.audio.capture import DEFAULT_BLOCK_S, DEFAULT_QUEUE_S, DEFAULT_RATE, BlockQueue
 from engine.audio.devices import AudioDeviceError
 
 log = logging.getLogger(__name__)
-
-DEFAULT_RATE = 16000
-DEFAULT_BLOCK_S = 0.1
-DEFAULT_QUEUE_S = 60.0
 
 
 class ServerCapture(BlockQueue):

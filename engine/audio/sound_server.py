@@ -87,14 +87,18 @@ def default_output() -> str:
         return str(pulse.server_info().default_sink_name)  # type: ignore[attr-defined]
 
 
+def output_name(output: str | None, devices: list[ServerDevice]) -> str | None:
+    """The server's name of the output named or described ``output`` (None: the default output); None when no
+    output is known by it."""
+    if output is None:
+        return next((d.name for d in devices if d.kind == "output" and d.is_default), None) or default_output()
+    return next((d.name for d in devices if d.kind == "output" and output in (d.name, d.description)), None)
+
+
 def monitor_source(output: str | None = None) -> ServerDevice:
     """The monitor of ``output`` (its name or description; None: the default output): this computer's sound."""
     devices = server_devices()
-    target = output or default_output()
-    for device in devices:
-        if device.kind == "output" and target in (device.name, device.description):
-            target = device.name
-            break
+    target = output_name(output, devices) or output
     for device in devices:
         if device.kind == "monitor" and device.monitor_of == target:
             return device

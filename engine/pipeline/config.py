@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from engine.audio.echo_canceller import METHODS as ECHO_CANCELLERS
+from engine.audio.kalman_echo import PATHS as ECHO_PATHS
+
 ECHO_GUARDS = ("off", "gate", "cancel")
-ECHO_CANCELLERS = ("kalman", "webrtc")
 BASE_MODEL = "base"  # the recognizer model setting for multilingual Whisper base (joined from its packages)
 AUTO_LANGUAGE = "auto"  # translate_from: detect the spoken language from the first seconds of speech
 
@@ -81,8 +83,8 @@ class ShadowConfig:
         if self.echo_canceller not in ECHO_CANCELLERS:
             raise ValueError(f"the echo canceller must be one of {', '.join(ECHO_CANCELLERS)}, not "
                              f"{self.echo_canceller!r}")  # fmt: skip
-        if self.echo_path not in ("room", "digital"):
-            raise ValueError(f"the echo path must be room or digital, not {self.echo_path!r}")
+        if self.echo_path not in ECHO_PATHS:
+            raise ValueError(f"the echo path must be one of {', '.join(ECHO_PATHS)}, not {self.echo_path!r}")
         if not 0 <= self.duck_db <= 60:
             raise ValueError(f"ducking lowers by 0 to 60 dB, not {self.duck_db}")
         if not 0 <= self.echo_hint_ms <= 1000:

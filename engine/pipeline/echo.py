@@ -75,8 +75,9 @@ class EchoPath:
 
     ``process(samples, start_s)`` takes the microphone's next samples (16 kHz) with the session time of the first,
     and returns what the recognizer hears. The gate's output is as long as its input; the canceller's trails it by
-    less than 10 ms (``EchoCanceller``). ``voice_active`` (live: voice still queued on the device) replaces the
-    track for the gate, whose question is only whether the voice is playing now."""
+    less than one block (``EchoCanceller``) and its content is ``delay_samples`` late. ``voice_active`` (live: voice
+    still queued on the device) replaces the track for the gate, whose question is only whether the voice is playing
+    now."""
 
     def __init__(
         self,

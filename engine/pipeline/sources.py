@@ -69,10 +69,7 @@ def _voice_sink(output: str | None) -> str | None:
     from engine.audio import sound_server
 
     try:
-        if output:
-            for device in sound_server.server_devices():
-                if device.kind == "output" and output in (device.name, device.description):
-                    return device.name
-        return sound_server.default_output()
+        devices = sound_server.server_devices()
+        return (output and sound_server.output_name(output, devices)) or sound_server.output_name(None, devices)
     except AudioDeviceError:
         return None
