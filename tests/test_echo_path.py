@@ -137,7 +137,7 @@ def test_bench_echo_shadows_in_a_room_and_cancel_stops_the_echo(tmp_path, speech
     from engine.metrics import names as m
     from engine.pipeline.bench_echo import format_table, run_bench
 
-    entry = next(e for e in speech_manifest if e["id"] == "ls_61-70968-0000")
+    entry = next(e for e in speech_manifest if e["id"] == "ls_2412-153948-0000")  # 11.7 s: echo words every run
     manifest = tmp_path / "manifest.jsonl"
     manifest.write_text(json.dumps({**entry, "wav": str(speech_dir / entry["wav"])}) + "\n")
     report = run_bench(manifest, routes=("off", "cancel"), models=shadow_models)
