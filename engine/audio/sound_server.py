@@ -121,6 +121,15 @@ def _state_file() -> Path:
     return paths.data_dir() / "duck.json"
 
 
+def volume_factor(db: float) -> float:
+    """The factor on a stream's volume that lowers its sound by ``db``: the server's volume scale is cubic in
+    amplitude (a volume of 0.5 is −18 dB), so a factor of 10^(−db/20) would lower it three times as much."""
+    return 10 ** (-db / 60)
+
+
+DUCK_SETTLE_S = 0.3  # a lowering is undone in a capture from this long after it was made (see Ducker.gain_at)
+
+
 class Ducker:
     """Lowers every other application's stream by ``db`` while ``set(True)``; ``set(False)`` restores them.
 
@@ -142,13 +151,21 @@ class Ducker:
         self._changes: collections.deque[tuple[float, bool]] = collections.deque(maxlen=256)
 
     def gain_at(self, t_s: float) -> float:
-        """The other streams' gain at ``t_s`` (1 when not lowered), from the changes made (on ``clock``)."""
-        ducked = False
+        """The gain to undo at ``t_s`` on ``clock``: the duck's from ``DUCK_SETTLE_S`` after each lowering to the
+        next restore, 1 elsewhere.
+
+        A change is heard in a capture some time after it is made (the server's buffers), and a capture's times are
+        known only as well as its latency. Raising sound that was not lowered makes it 15 dB too loud, which loses
+        words; leaving lowered sound as it is only makes it quiet for a moment. So the duck is undone only once it
+        is surely heard, and no longer from the moment it is lifted."""
+        ducked_at: float | None = None
         for at, state in list(self._changes):
             if at > t_s:
                 break
-            ducked = state
-        return 10 ** (-self.db / 20) if ducked else 1.0
+            ducked_at = at if state else None
+        if ducked_at is None or t_s - ducked_at < DUCK_SETTLE_S:
+            return 1.0
+        return 10 ** (-self.db / 20)
 
     def set(self, duck: bool) -> None:
         with self._lock:
@@ -166,7 +183,7 @@ class Ducker:
         self.set(False)
 
     def _duck(self) -> None:
-        factor = 10 ** (-self.db / 20)
+        factor = volume_factor(self.db)
         own = str(os.getpid())
         with _pulse() as pulse:
             inputs = [i for i in pulse.sink_input_list()  # type: ignore[attr-defined]
