@@ -55,6 +55,8 @@ def run_app(
     window = MainWindow()
     window.remember_geometry = not screenshot
     window.show()
+    if not screenshot:
+        window.prepare_models()
     if shadow_file:
         window.settings_panel.source.setCurrentText(SOURCE_FILE)
         window.settings_panel.source_file.setText(shadow_file)

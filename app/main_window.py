@@ -31,24 +31,27 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.session_controller import SessionController, sessions_dir
+from app.session_controller import PREPARING, SessionController, sessions_dir
 from app.settings import app_settings
 from app.widgets.meters_panel import MetersPanel, level_bar_value
 from app.widgets.models_dialog import ModelsDialog
 from app.widgets.sessions_dialog import SessionsDialog
-from app.widgets.settings_panel import SOURCE_MIC, SettingsPanel
+from app.widgets.settings_panel import SettingsPanel
 from app.widgets.transcript_view import DEFAULT_POINT_SIZE, TranscriptView
 from engine import __version__, paths
 from engine.audio.device_check import LevelMonitor
-from engine.audio.devices import AudioDeviceError, Direction, list_devices, rescan
+from engine.audio.device_menu import MenuDevice, menu_devices
+from engine.audio.devices import AudioDeviceError, Direction, rescan
 from engine.audio.io import AudioFileError
 from engine.audio.replay import Replay, output_rate
+from engine.audio.sound_server import restore_leftover_duck
 from engine.metrics.wer import wer
 from engine.modelstore.store import ModelStore
 from engine.pipeline.captions import read_transcript
 from engine.pipeline.history import LEAD_IN_S, TOGETHER, replay_blocks
 from engine.pipeline.recorder import REPORT, TRANSCRIPT
 from engine.pipeline.session import State, WordRecord
+from engine.pipeline.sources import plan_source
 
 log = logging.getLogger(__name__)
 
@@ -64,10 +67,15 @@ HOTPLUG_INTERVAL_MS = 4000
 MIC_RETRY_S = 4.0
 HEARING_DB = -45  # an idle microphone level above this is someone speaking into it
 HEADPHONES = (
-    "Use headphones. With speakers the voice reaches the microphone and is recognized and spoken again. "
-    "If you must use speakers, set Echo guard to “gate”: the microphone is ignored while the voice plays."
+    "Use headphones. With speakers the voice reaches the microphone and is recognized and spoken again: on "
+    "speakers, use echo cancellation (Echo guard “cancel”), which removes the voice's own sound from the microphone."
 )
-ACTIVE_STATES = ("loading", State.RUNNING.value, State.STOPPING.value)
+ON_SPEAKERS = (
+    "{output} plays on speakers: the voice will reach the microphone and be spoken again. Use echo cancellation "
+    "(Echo guard “cancel”), which removes the voice's own sound from the microphone, or headphones."
+)
+LOOP_COLOUR, ROUTE_COLOUR = "#b36b00", "#555555"
+ACTIVE_STATES = (PREPARING, State.RUNNING.value, State.STOPPING.value)
 
 
 def _record(event: dict) -> WordRecord:
@@ -87,6 +95,7 @@ class MainWindow(QMainWindow):
         self.controller = SessionController(self)
         self.controller.speaker_tested.connect(self._on_speaker_tested)
         self.state = State.IDLE.value
+        self._outputs: dict[str, MenuDevice] = {}  # the output picker's devices by value (speakers or headphones)
 
         # the top bar: mode and source, then the devices with their checks
         self.settings_panel = SettingsPanel(app_settings())
@@ -178,7 +187,19 @@ class MainWindow(QMainWindow):
 
         self.headphones = QLabel(HEADPHONES)
         self.headphones.setWordWrap(True)
-        self.headphones.setStyleSheet("color: #b36b00;")
+        self.headphones.setStyleSheet(f"color: {LOOP_COLOUR};")
+        self.headphones.setAccessibleName("Headphones or echo cancellation")
+        self.use_cancel_button = QPushButton("Use echo cancellation")
+        self.use_cancel_button.setAccessibleName("Use echo cancellation")
+        self.use_cancel_button.setToolTip("Set Echo guard to “cancel”: the speaker is heard while the voice plays")
+        self.use_cancel_button.clicked.connect(lambda: self.settings_panel.echo_guard.setCurrentText("cancel"))
+        suggestion = QHBoxLayout()
+        suggestion.addWidget(self.headphones, 1)
+        suggestion.addWidget(self.use_cancel_button)
+        self.route_label = QLabel()
+        self.route_label.setWordWrap(True)
+        self.route_label.setAccessibleName("Route")
+        self.route_label.setToolTip("What is heard, and how the voice's own sound is kept out of it")
         self.message = QLabel()
         self.message.setWordWrap(True)
         self.message.setAccessibleName("Message")
@@ -202,7 +223,8 @@ class MainWindow(QMainWindow):
         layout = QVBoxLayout(central)
         layout.addLayout(top)
         layout.addLayout(buttons)
-        layout.addWidget(self.headphones)
+        layout.addWidget(self.route_label)
+        layout.addLayout(suggestion)
         layout.addWidget(self.message)
         layout.addWidget(self.splitter, 1)
         self.setCentralWidget(central)
@@ -239,9 +261,11 @@ class MainWindow(QMainWindow):
         psutil.cpu_percent(None)  # the first call only starts the measurement
 
         self._restore_settings()
+        restore_leftover_duck()  # the other applications' sound, if a liveshadow that crashed left it lowered
         self.refresh_devices()
         self.input_combo.currentIndexChanged.connect(lambda _i: self._remember_device("input"))
         self.output_combo.currentIndexChanged.connect(lambda _i: self._remember_device("output"))
+        self.output_combo.currentIndexChanged.connect(lambda _i: self._update_warning())
         self._on_state(State.IDLE.value)
         self._update_warning()
 
@@ -263,7 +287,8 @@ class MainWindow(QMainWindow):
         if self.output_combo.currentData() is None:
             self.show_error("Cannot start: no speaker (output device) found. Connect one and press Refresh devices.")
             return
-        if source is None and self.input_combo.currentData() is None:
+        live = self.settings_panel.live_source()
+        if live == "mic" and self.input_combo.currentData() is None:
             self.show_error("Cannot start: no microphone found. Connect one and press Refresh devices.")
             return
         self.stop_replay()
@@ -272,7 +297,15 @@ class MainWindow(QMainWindow):
         self.shown_folder = None
         self.meters.reset()
         self._stop_level_monitor()  # the session opens the microphone itself
-        self.controller.start(config, source)
+        self.controller.start(config, source, live=live or "mic")
+
+    def prepare_models(self) -> None:
+        """Load the models the settings use in the background now, so Start starts at once."""
+        try:
+            config = self.settings_panel.config(self.input_combo.currentData(), self.output_combo.currentData())
+        except ValueError:
+            return  # settings the session would refuse: Start says why
+        self.controller.prepare(config)
 
     def _space(self) -> None:
         """Space toggles the session, except while typing in a field or reading the transcript, where it keeps its
@@ -369,13 +402,13 @@ class MainWindow(QMainWindow):
         active = state in ACTIVE_STATES
         self.start_button.setEnabled(not active)
         self.stop_button.setEnabled(state == State.RUNNING.value)
-        self.cancel_button.setEnabled(active and state != "loading")
+        self.cancel_button.setEnabled(active)
         self.export_button.setEnabled(not active and self.controller.session_folder is not None)
         for widget in (self.settings_panel, self.input_combo, self.output_combo, self.refresh_button):
             widget.setEnabled(not active)
         self.preset_label.setText(f"Preset: {self.settings_panel.preset.currentText()}")
         self.status_label.setText({
-            "loading": "Loading models…", State.IDLE.value: "Ready", State.RUNNING.value: "Shadowing",
+            PREPARING: "Preparing…", State.IDLE.value: "Ready", State.RUNNING.value: "Shadowing",
             State.STOPPING.value: "Finishing what was heard…", State.DONE.value: "Done",
             State.CANCELLED.value: "Cancelled", State.FAILED.value: "Stopped by an error",
         }.get(state, state))  # fmt: skip
@@ -507,9 +540,32 @@ class MainWindow(QMainWindow):
             self.meters.show_level(level)
 
     def _update_warning(self) -> None:
+        """The route shown before Start (what is heard, how the voice is kept out of it; a loop in orange), and on
+        speakers with no echo guard, the suggestion to cancel the echo."""
         self.preset_label.setText(f"Preset: {self.settings_panel.preset.currentText()}")
-        mic = self.settings_panel.source.currentText() == SOURCE_MIC
-        self.headphones.setVisible(mic and self.settings_panel.echo_guard.currentText() == "off")
+        panel = self.settings_panel
+        live = panel.live_source()
+        output = self._outputs.get(str(self.output_combo.currentData()))
+        on_speakers = output is not None and output.speakers
+        headphones = output is not None and output.speakers is False
+        suggest = live == "mic" and panel.echo_guard.currentText() == "off" and not headphones
+        self.headphones.setText(ON_SPEAKERS.format(output=output.label) if on_speakers else HEADPHONES)
+        self.headphones.setVisible(suggest)
+        self.use_cancel_button.setVisible(suggest)
+        if live is None:
+            self.route_label.setText("Hearing a recording: the voice is not heard again.")
+            self.route_label.setStyleSheet(f"color: {ROUTE_COLOUR};")
+            return
+        try:
+            config = panel.config(self.input_combo.currentData(), self.output_combo.currentData())
+            plan = plan_source(live, config)
+        except (ValueError, AudioDeviceError) as exc:
+            self.route_label.setText(f"Cannot hear {panel.source.currentText().lower()}: {exc}")
+            self.route_label.setStyleSheet(f"color: {LOOP_COLOUR};")
+            return
+        heard = self.input_combo.currentText() if live == "mic" else plan.label
+        self.route_label.setText(f"Hearing {heard}; {plan.route}.")
+        self.route_label.setStyleSheet(f"color: {LOOP_COLOUR if plan.loops else ROUTE_COLOUR};")
 
     # ----- devices
     def _combo(self, direction: Direction) -> QComboBox:
@@ -536,6 +592,10 @@ class MainWindow(QMainWindow):
             names |= {(direction, str(combo.itemData(i))) for i in range(combo.count())}
         return names
 
+    @staticmethod
+    def _menu(direction: Direction) -> list[MenuDevice]:
+        return menu_devices(direction)
+
     def _check_hotplug(self) -> None:
         """Devices plugged in or out while idle show up in the pickers (PortAudio can only re-scan with no stream
         open: the level monitor is closed for it)."""
@@ -546,7 +606,7 @@ class MainWindow(QMainWindow):
         self._stop_level_monitor(reset=False)
         try:
             rescan()
-            now = {(d, x.name) for d in ("input", "output") for x in list_devices(d)}  # type: ignore[arg-type]
+            now = {(d, x.value) for d in ("input", "output") for x in self._menu(d)}  # type: ignore[arg-type]
         except AudioDeviceError:
             return
         if now != self._device_names():
@@ -564,16 +624,18 @@ class MainWindow(QMainWindow):
             combo.blockSignals(True)
             combo.clear()
             try:
-                devices = list_devices(direction)
+                devices = self._menu(direction)  # type: ignore[arg-type]
                 if not devices:
                     errors.append(f"No audio {direction} device found.")
             except AudioDeviceError as exc:
                 devices = []
                 errors.append(str(exc))
             for device in devices:
-                combo.addItem(device.label, device.name)
+                combo.addItem(device.label, device.value)
+            if direction == "output":
+                self._outputs = {d.value: d for d in devices}
             wanted = settings.value(self._key(direction), "", type=str)
-            default = next((d.name for d in devices if d.is_default_input or d.is_default_output), None)
+            default = next((d.value for d in devices if d.is_default), None)
             index = combo.findData(wanted) if wanted else -1
             if index < 0 and default is not None:
                 index = combo.findData(default)
@@ -583,6 +645,7 @@ class MainWindow(QMainWindow):
             self.show_error(" ".join(dict.fromkeys(errors)))
         else:
             self.message.clear()
+        self._update_warning()
 
     def _remember_device(self, direction: Direction) -> None:
         if direction == "input":

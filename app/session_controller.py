@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -15,13 +17,17 @@ from PySide6.QtCore import QObject, Signal
 
 from engine import paths
 from engine.audio.io import load_audio
+from engine.audio.sound_server import restore_leftover_duck
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.history import FOLDER_TIME
 from engine.pipeline.models import Models
 from engine.pipeline.session import MeterSnapshot, SessionListener, ShadowSession, State, WordRecord
+from engine.pipeline.sources import MIC, LiveSource, ducked, open_source
 from engine.tts.voice import TwoStageVoice
 
 log = logging.getLogger(__name__)
+
+PREPARING = "preparing"  # the state while the models load (the live input is already open)
 
 
 def sessions_dir() -> Path:
@@ -61,8 +67,18 @@ class _Relay(SessionListener):
         self.controller.warning.emit(message)
 
 
+@dataclass
+class _Request:
+    config: ShadowConfig
+    source: str | None  # a recording's path, or None: the live source
+    record: bool
+    live: str
+    heard: LiveSource | None = None  # the live source, opened before the models were ready
+    opened_at: float | None = None  # when (time.monotonic()) it was opened
+
+
 class SessionController(QObject):
-    state_changed = Signal(str)  # State values, plus "loading" while models load
+    state_changed = Signal(str)  # State values, plus PREPARING while the models load
     tentative = Signal(list)
     committed = Signal(list)
     spoken = Signal(list)
@@ -79,26 +95,60 @@ class SessionController(QObject):
         self.reference_text: str | None = None  # what the recording says (its .txt beside it), for wer_committed
         self.testing_speaker = False
         self._loading = False
+        self._abandoned = False  # cancelled while preparing
+        self._load_lock = threading.Lock()  # one load at a time: Start waits for a preparation under way
         self._loaded.connect(self._on_loaded)
 
     @property
     def busy(self) -> bool:
         return self._loading or (self.session is not None and not self.session.wait(0))
 
-    def start(self, config: ShadowConfig, source: str | None, record: bool = True) -> None:
-        """``source``: a recording's path, or None for the microphone. Models load in the background first."""
+    def prepare(self, config: ShadowConfig) -> None:
+        """Load the models ``config`` needs (the voice split into its stages the first time) in the background,
+        before Start is pressed: a session then starts at once."""
+
+        def prepare() -> None:
+            try:
+                self._load(config)
+            except Exception:  # a missing or broken model: Start loads again and says why in the window
+                log.exception("preparing the models failed")
+
+        threading.Thread(target=prepare, name="prepare-models", daemon=True).start()
+
+    def _load(self, config: ShadowConfig) -> Models:
+        with self._load_lock:
+            models = self.models
+            if models is None or models.key != config.models_key():
+                models = self.models = Models.load(config)
+            return models
+
+    def start(self, config: ShadowConfig, source: str | None, record: bool = True, live: str = MIC) -> None:
+        """``source``: a recording's path, or None for the live source ``live`` ("mic", "system": see
+        ``engine.pipeline.sources``). When the models are not ready yet, a live source is opened at once and keeps
+        what it hears while they load (the state is PREPARING): no word said after Start is lost."""
         if self.busy:
             return
-        request = (config, source, record)
-        if self.models is not None and self.models.key == config.models_key():
+        request = _Request(config, source, record, live)
+        models = self.models
+        if models is not None and models.key == config.models_key() and not self._load_lock.locked():
             self._start_session(request)
             return
-        self._loading = True
-        self.state_changed.emit("loading")
+        if source is None:
+            try:
+                request.heard = self._open_live(live, config)
+                request.heard.capture.start()  # type: ignore[attr-defined]
+                request.opened_at = time.monotonic()
+            except Exception as exc:  # no device: the window says so
+                log.exception("the input did not open")
+                self.state_changed.emit(State.FAILED.value)
+                self.error.emit(f"Cannot start: {exc}")
+                return
+        self._loading, self._abandoned = True, False
+        self.state_changed.emit(PREPARING)
 
         def load() -> None:
             try:
-                models, problem = Models.load(config), None
+                models, problem = self._load(config), None
             except Exception as exc:  # a missing or broken model: say so in the window
                 log.exception("loading the models failed")
                 models, problem = None, str(exc)
@@ -106,32 +156,44 @@ class SessionController(QObject):
 
         threading.Thread(target=load, name="load-models", daemon=True).start()
 
-    def _on_loaded(self, models: Models | None, problem: str | None, request: tuple) -> None:
+    def _on_loaded(self, models: Models | None, problem: str | None, request: _Request) -> None:
         self._loading = False
-        if models is None:
-            self.state_changed.emit(State.FAILED.value)
-            self.error.emit(f"Cannot load the models: {problem}")
+        if models is None or self._abandoned:
+            if request.heard is not None:
+                request.heard.capture.stop()  # type: ignore[attr-defined]
+            if models is None:
+                self.state_changed.emit(State.FAILED.value)
+                self.error.emit(f"Cannot load the models: {problem}")
+            else:
+                self.state_changed.emit(State.CANCELLED.value)
             return
-        self.models = models
         self._start_session(request)
 
-    def _start_session(self, request: tuple) -> None:
-        config, source, record = request
+    @staticmethod
+    def _open_live(live: str, config: ShadowConfig) -> LiveSource:
+        heard = open_source(live, config)
+        if heard.system:
+            restore_leftover_duck()
+        return heard
+
+    def _start_session(self, request: _Request) -> None:
         assert self.models is not None
         folder = None
-        if record:
+        if request.record:
             folder = sessions_dir() / datetime.now().strftime(FOLDER_TIME)
-        session = ShadowSession(config, self.models, _Relay(self), record_dir=folder)
+        source = request.source
         self.reference_text = reference_text(source) if source else None
         try:
             if source:
-                audio = load_audio(source)
-                session.start_file(audio)
+                session = ShadowSession(request.config, self.models, _Relay(self), record_dir=folder)
+                session.start_file(load_audio(source))
             else:
-                from engine.audio.capture import Capture
-
-                session.start_live(Capture(config.input_device))
+                heard = request.heard or self._open_live(request.live, request.config)
+                session = ShadowSession(ducked(heard), self.models, _Relay(self), record_dir=folder)
+                session.start_live(heard.capture, opened_at=request.opened_at)
         except Exception as exc:  # no device, an unreadable file: the window says so
+            if request.heard is not None:
+                request.heard.capture.stop()  # type: ignore[attr-defined]
             log.exception("the session did not start")
             self.state_changed.emit(State.FAILED.value)
             self.error.emit(f"Cannot start: {exc}")
@@ -166,14 +228,20 @@ class SessionController(QObject):
             self.session.stop()
 
     def cancel(self) -> None:
-        if self.session is not None:
+        if self._loading:
+            self._abandoned = True  # the input closes when the models are in
+        elif self.session is not None:
             self.session.cancel()
 
     def snapshot(self) -> MeterSnapshot | None:
         return self.session.snapshot() if self.session is not None else None
 
     def shutdown(self, timeout: float = 5.0) -> None:
-        """Window closing: cancel a running session and wait a little for its threads."""
+        """Window closing: cancel a running session and wait a little for its threads (and for models being loaded:
+        the process should not end inside a native library's load)."""
+        self._abandoned = True
         if self.session is not None and not self.session.wait(0):
             self.session.cancel()
             self.session.wait(timeout)
+        if self._load_lock.acquire(timeout=timeout):
+            self._load_lock.release()

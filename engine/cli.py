@@ -260,21 +260,15 @@ def _shadow_live(args: argparse.Namespace, config) -> dict:  # noqa: ANN001
     import signal
     import time
 
-    from engine.audio.sound_server import DEFAULT_DUCK_DB, restore_leftover_duck
+    from engine.audio.sound_server import restore_leftover_duck
     from engine.pipeline.models import Models
     from engine.pipeline.session import ShadowSession
-    from engine.pipeline.sources import open_source
+    from engine.pipeline.sources import ducked, open_source
 
     source = open_source(args.source, config)
-    config = source.config
     if source.system:
         restore_leftover_duck()
-        # On the output it hears, ducking would lower the speaker below the voice's own sound: ducked only when asked
-        default = 0.0 if source.loops else DEFAULT_DUCK_DB
-        duck = 0.0 if args.no_duck else (default if args.duck is None else args.duck)
-        config = replace(config, duck_db=duck)
-    elif args.duck is not None:
-        config = replace(config, duck_db=args.duck)
+    config = ducked(source, args.duck, args.no_duck)
     print(f"hearing {source.label}; {source.route}", file=sys.stderr)
     models = Models.load(config)
     record = Path(args.record) if args.record else None

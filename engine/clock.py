@@ -46,11 +46,12 @@ class Clock(Protocol):
 
 
 class RealClock:
-    """Wall time (monotonic) since construction; ``compute`` only measures, since real time passes by itself."""
+    """Wall time (monotonic) since construction, or since ``origin`` (a reading of ``timer``); ``compute`` only
+    measures, since real time passes by itself."""
 
-    def __init__(self, timer: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, timer: Callable[[], float] = time.monotonic, origin: float | None = None) -> None:
         self._timer = timer
-        self._origin = timer()
+        self._origin = timer() if origin is None else origin
 
     def now(self) -> float:
         return self._timer() - self._origin

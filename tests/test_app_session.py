@@ -225,3 +225,70 @@ def test_the_mode_picker_interprets_a_spanish_recording(qtbot, window, speech_xx
     assert "Spanish" in window.meters.language.text()
     text = window.transcript.toPlainText().lower()
     assert {"each", "right", "limitations"} & set(text.replace(",", " ").replace(".", " ").split()), text
+
+
+def test_the_window_shadows_this_computers_sound(qtbot, window, virtual_audio, speech_dir, speech_manifest) -> None:
+    """Source "This computer's sound": another application plays a recording on the default output; the voice
+    plays on the other output; the window's session commits the recording's words."""
+    from app.widgets.settings_panel import SOURCE_SYSTEM
+    from engine.pipeline.bench_echo import echo_words
+
+    item = _entry(speech_manifest, "ls_2412-153948-0000")
+    window.settings_panel.source.setCurrentText(SOURCE_SYSTEM)
+    window.output_combo.setCurrentIndex(window.output_combo.findData(f"pulse:{va.MIC_SINK}"))
+    assert "nothing to cancel" in window.route_label.text()
+    window.start_button.click()
+    qtbot.waitUntil(lambda: window.state == "running", timeout=10_000)
+    qtbot.wait(1000)
+    player = subprocess.Popen(["paplay", f"--device={va.SPEAKER_SINK}", str(speech_dir / item["wav"])],
+                              env=virtual_audio.env())  # fmt: skip
+    qtbot.waitUntil(lambda: player.poll() is not None, timeout=60_000)
+    qtbot.wait(1500)
+    window.stop_button.click()
+    qtbot.waitUntil(lambda: window.state == "done", timeout=60_000)
+    session = window.controller.session
+    assert session.config.duck_db > 0  # ducked by default: the voice plays on another output
+    report = session.figures.report()
+    assert wer(item["text"], report["committed_text"]) <= 0.15, report["committed_text"]
+    assert echo_words(report["words"], item["text"]) == []
+
+
+def test_start_with_a_cold_cache_keeps_every_word_said_while_preparing(
+    qtbot, virtual_audio, data_dir, speech_dir, speech_manifest, tmp_path, monkeypatch
+) -> None:
+    """The first session after installing: nothing loaded, the voice not yet split. Speech is already playing into
+    the microphone when Start is pressed; the window says "Preparing" while the models load, and every word is
+    committed (as many as the same models commit from the recording's file)."""
+    from app.main_window import MainWindow
+    from app.session_controller import PREPARING
+    from engine.pipeline.config import ShadowConfig
+    from engine.pipeline.shadow import shadow_file
+
+    monkeypatch.setenv(paths.ENV_CACHE_DIR, str(tmp_path / "cold-cache"))
+    item = _entry(speech_manifest, "ls_2412-153948-0000")
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.show()
+    states: list[str] = []
+    window.controller.state_changed.connect(states.append)
+    player = virtual_audio.play_into_mic(speech_dir / item["wav"])
+    window.start_button.click()
+    try:
+        assert window.state == PREPARING and window.status_label.text() == "Preparing…"
+        qtbot.waitUntil(lambda: window.state == "running", timeout=120_000)
+        qtbot.waitUntil(lambda: player.poll() is not None, timeout=60_000)
+        qtbot.wait(1500)
+        window.stop_button.click()
+        qtbot.waitUntil(lambda: window.state == "done", timeout=60_000)
+    finally:
+        player.kill()
+        window.controller.shutdown()
+    assert states[:2] == [PREPARING, "running"]
+    report = window.controller.session.figures.report()
+    models = window.controller.models
+    from_file = shadow_file(speech_dir / item["wav"], ShadowConfig(), models, entry=item, speech_chain=False)
+    heard = wer(item["text"], report["committed_text"])
+    assert report["committed_text"].lower().startswith("if the reader"), report["committed_text"]
+    assert heard <= wer(item["text"], from_file["committed_text"]) + 0.05, report["committed_text"]
+    words = window.controller.session.figures.words
+    assert 0 < words[0]["source_start_s"] < 1.5  # on the clock that started when the microphone opened

@@ -306,3 +306,28 @@ def test_the_learned_policy_is_picked_in_the_window_and_a_broken_one_is_shown_fa
     assert window.transcript.counts[1] == 0  # the fallback spoke every committed word
     panel.apply_preset(preset("balanced"))
     assert panel.policy.currentData() == "lookahead"  # a preset sets the voice policy back to its own
+
+
+def test_the_source_picker_shows_the_route_and_warns_of_a_loop(qtbot, window) -> None:
+    """This computer's sound heard from the output the voice plays on loops (shown in orange, the voice gated);
+    with the voice on another output nothing is cancelled. The microphone with no guard suggests cancel."""
+    from app.main_window import LOOP_COLOUR, ROUTE_COLOUR
+    from app.widgets.settings_panel import SOURCE_MIC, SOURCE_SYSTEM
+
+    panel = window.settings_panel
+    labels = [panel.source.itemText(i) for i in range(panel.source.count())]
+    assert labels == ["Microphone", "This computer's sound", "Recording (file)"]
+    panel.source.setCurrentText(SOURCE_SYSTEM)
+    window.output_combo.setCurrentIndex(window.output_combo.findData(f"pulse:{va.SPEAKER_SINK}"))
+    route = window.route_label.text()
+    assert "Monitor of VirtualSpeaker" in route and "gate" in route and LOOP_COLOUR in window.route_label.styleSheet()
+    window.output_combo.setCurrentIndex(window.output_combo.findData(f"pulse:{va.MIC_SINK}"))
+    assert "nothing to cancel" in window.route_label.text() and ROUTE_COLOUR in window.route_label.styleSheet()
+    assert window.headphones.isHidden()
+    panel.source.setCurrentText(SOURCE_MIC)
+    panel.echo_guard.setCurrentText("off")
+    assert "headphones" in window.route_label.text() and not window.headphones.isHidden()
+    window.use_cancel_button.click()
+    assert panel.echo_guard.currentText() == "cancel" and window.headphones.isHidden()
+    assert "cancelled" in window.route_label.text()
+    assert panel.config(None, None).echo_guard == "cancel"  # remembered with the settings

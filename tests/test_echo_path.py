@@ -188,6 +188,46 @@ def test_the_echo_delay_is_measured_through_double_talk(delay_s: float) -> None:
     assert quiet.delay_s is None  # no voice played: nothing to measure
 
 
+def test_an_echo_that_comes_before_its_play_time_is_measured_and_read_later() -> None:
+    """Live, a session may put the voice's play times later than they were (the output's latency is estimated):
+    the echo then leads the reference, and the reference is read that much later."""
+    from engine.audio.echo_delay import EchoDelayEstimator
+
+    far, speaker = _speechlike(8.0, 5), _speechlike(8.0, 6)
+    lead = int(0.12 * RATE)
+    near = speaker + 0.4 * np.concatenate([far[lead:], np.zeros(lead, np.float32)])
+    estimator = EchoDelayEstimator()
+    found = [f for i in range(0, far.size, 1600) if (f := estimator.add(near[i : i + 1600], far[i : i + 1600]))]
+    assert found and found[0] == pytest.approx(-0.12, abs=0.002)
+    track = PlayedTrack()
+    track.write(far, RATE, 0.0)
+    path, echo = EchoPath("cancel", track), near - speaker  # the voice alone: a canceller can only follow it later
+    out = np.concatenate([path.process(echo[i : i + 1600], i / RATE) for i in range(0, echo.size, 1600)])
+    assert path.shift_s == pytest.approx(-0.14, abs=0.003)
+    late = slice(6 * RATE, 7 * RATE)
+    delay = path.canceller.delay_samples
+    assert erle_db(echo[late], out[late.start + delay : late.stop + delay]) > 15
+
+
+def test_a_learned_path_is_moved_to_where_the_next_sessions_echo_comes() -> None:
+    """The next session's clocks line up 40 ms differently: the learned path, moved by that, cancels at once."""
+    from engine.pipeline.echo import EchoMemory
+
+    memory, far = EchoMemory(), _speechlike(8.0, 2)
+    track = PlayedTrack()
+    track.write(far, RATE, 0.0)
+    first = EchoPath("cancel", track, memory=memory, route=("mic", "speakers"))
+    first.process(_room_echo(far), 0.0)
+    first.remember()
+    near = _room_echo(far, delay_s=0.07)  # the same room, 40 ms later on this session's clock
+    again = EchoPath("cancel", track, memory=memory, route=("mic", "speakers"))
+    out = np.concatenate([again.process(near[i : i + 1600], i / RATE) for i in range(0, near.size, 1600)])
+    assert again.warm and again.delay.delay_s == pytest.approx(first.delay.delay_s + 0.04, abs=0.002)
+    moved = slice(4 * RATE, 5 * RATE)  # soon after the delay was measured
+    delay = again.canceller.delay_samples
+    assert erle_db(near[moved], out[moved.start + delay : moved.stop + delay]) > 15
+
+
 def test_a_digital_copy_is_measured_at_once_and_the_filter_starts_from_it() -> None:
     from engine.audio.echo_delay import EchoDelayEstimator
 

@@ -38,6 +38,11 @@ def test_main_window_lists_virtual_devices(qtbot, virtual_audio: va.VirtualAudio
     qtbot.addWidget(window)
     window.show()
     assert window.input_combo.count() >= 1 and window.output_combo.count() >= 1
+    # the sound server's own devices, by their descriptions, remembered by their server names
+    assert window.input_combo.currentText() == "VirtualMicrophone (default)"
+    assert window.input_combo.currentData() == f"pulse:{va.MIC_SOURCE}"
+    outputs = {window.output_combo.itemText(i) for i in range(window.output_combo.count())}
+    assert outputs == {"VirtualSpeaker (default)", "VirtualMicFeed"}
     assert window.message.text() == ""
     assert window.grab().save(str(artifacts_dir / "main_window.png"), "PNG")
 
@@ -49,7 +54,7 @@ def test_main_window_shows_missing_devices_in_the_window(qtbot, monkeypatch) -> 
     def no_audio(direction=None):
         raise AudioDeviceError("the PortAudio library was not found")
 
-    monkeypatch.setattr(main_window, "list_devices", no_audio)
+    monkeypatch.setattr(main_window, "menu_devices", no_audio)
     window = main_window.MainWindow()
     qtbot.addWidget(window)
     assert "PortAudio" in window.message.text()
@@ -63,7 +68,7 @@ def test_settings_persist_between_windows(qtbot, virtual_audio: va.VirtualAudio)
     first = MainWindow()
     qtbot.addWidget(first)
     first.resize(701, 433)
-    assert first.output_combo.count() >= 2  # PortAudio shows the server as "pulse" and "default"
+    assert first.output_combo.count() >= 2  # the test server's two outputs
     other = (first.output_combo.currentIndex() + 1) % first.output_combo.count()
     chosen = first.output_combo.itemData(other)
     first.output_combo.setCurrentIndex(other)

@@ -3,7 +3,8 @@
 Layout (see shared/docs/FINDINGS.md):
     mic_feed (null sink)  ──monitor──► virtmic (remap source, the default source = "the microphone")
     app_out  (null sink, the default sink = "the speaker")  ──► app_out.monitor (what tests record)
-``play_into_mic`` feeds a WAV to mic_feed; ``record_speaker`` records app_out.monitor.
+``play_into_mic`` feeds a WAV to mic_feed; ``record_speaker`` records app_out.monitor. A listener at 10 ms on
+mic_feed.monitor (``VirtualAudio.start_clock``) makes the microphone deliver at once to a new stream, as a device does.
 """
 
 from __future__ import annotations
@@ -45,6 +46,23 @@ class VirtualAudio:
     runtime_dir: Path
     server: str  # PULSE_SERVER value
     process: subprocess.Popen
+    clock: subprocess.Popen | None = None  # keeps the microphone running like a device (``start_clock``)
+
+    def start_clock(self) -> None:
+        """A null sink with nobody listening at a low latency runs in blocks of up to 2 s: a stream that starts
+        recording the virtual microphone then gets nothing for 1.6-2 s, and loses it, where a real microphone
+        delivers at once. A listener at 10 ms keeps it running in short blocks, as a device's clock would."""
+        self.stop_clock()
+        self.clock = subprocess.Popen(
+            ["parec", f"--device={MIC_SINK}.monitor", "--latency-msec=10", "--format=s16le", "--channels=1",
+             "--rate=8000"], env=self.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    def stop_clock(self) -> None:
+        clock, self.clock = self.clock, None
+        if clock is not None:
+            clock.kill()
+            clock.wait()
 
     def env(self) -> dict[str, str]:
         return {**os.environ, "PULSE_SERVER": self.server, "XDG_RUNTIME_DIR": str(self.runtime_dir)}
@@ -60,6 +78,7 @@ class VirtualAudio:
     def remove_devices(self) -> None:
         """Unload every device, as when the only headset is unplugged; the server stays up (no device is left for
         PulseAudio to move a stream to, so the streams end)."""
+        self.stop_clock()
         modules = [line.split("\t")[:2] for line in self.pactl("list", "short", "modules").splitlines()]
         for index, name in sorted(modules, key=lambda m: -int(m[0])):  # the remapped microphone before its sink
             if name != "module-native-protocol-unix":
@@ -71,6 +90,7 @@ class VirtualAudio:
             self.pactl("load-module", module, *arguments.split())
         self.pactl("set-default-sink", SPEAKER_SINK)
         self.pactl("set-default-source", MIC_SOURCE)
+        self.start_clock()
 
     def play_into_mic(self, wav: Path | str) -> subprocess.Popen:
         """Start playing a WAV into the virtual microphone; returns the paplay process (wait() for its end)."""
@@ -158,10 +178,12 @@ def start(log_path: Path | None = None) -> VirtualAudio:
             time.sleep(0.1)
     audio.pactl("set-default-sink", SPEAKER_SINK)
     audio.pactl("set-default-source", MIC_SOURCE)
+    audio.start_clock()
     return audio
 
 
 def stop(audio: VirtualAudio) -> None:
+    audio.stop_clock()
     audio.process.terminate()
     try:
         audio.process.wait(timeout=5)

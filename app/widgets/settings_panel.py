@@ -33,7 +33,9 @@ COMMIT_POLICIES = ("la2", "hold2", "waitk", "offline")
 # the voice's policy picker: (label, ShadowConfig.tts_policy)
 VOICE_POLICIES = (("Lookahead rules", "lookahead"), ("Learned (READ/SPEAK)", "learned"), ("Whole sentences", "full"))
 SOURCE_MIC = "Microphone"
+SOURCE_SYSTEM = "This computer's sound"
 SOURCE_FILE = "Recording (file)"
+LIVE_SOURCES = {SOURCE_MIC: "mic", SOURCE_SYSTEM: "system"}  # the picker's live sources: engine.pipeline.sources
 MODE_SHADOW = "Shadow (English)"
 MODE_INTERPRET = "Interpret into English"
 
@@ -72,7 +74,12 @@ class SettingsPanel(QWidget):
         super().__init__(parent)
         self._settings = settings
         self.source = QComboBox()
-        self.source.addItems([SOURCE_MIC, SOURCE_FILE])
+        self.source.addItems([SOURCE_MIC, SOURCE_SYSTEM, SOURCE_FILE])
+        self.source.setToolTip(
+            "Microphone: a person in the room (with headphones, or speakers with Echo guard “cancel”).\n"
+            "This computer's sound: what plays on this computer (a call, a lecture, a video): play the voice on "
+            "another output, e.g. headphones, so every word is heard.\nRecording: a WAV/FLAC file."
+        )
         self.source_file = QLineEdit()
         self.source_file.setPlaceholderText("a WAV/FLAC recording to shadow")
         self.source_browse = QPushButton("Browse…")
@@ -342,8 +349,12 @@ class SettingsPanel(QWidget):
             self.model.setText("")
         self._save()
 
+    def live_source(self) -> str | None:
+        """The live source for ``engine.pipeline.sources`` ("mic", "system"), None for a recording."""
+        return LIVE_SOURCES.get(self.source.currentText())
+
     def source_path(self) -> str | None:
-        """The recording to shadow, or None for the microphone."""
+        """The recording to shadow, or None for a live source."""
         return self.source_file.text().strip() or "" if self.source.currentText() == SOURCE_FILE else None
 
     def config(self, input_device: str | None, output_device: str | None) -> ShadowConfig:

@@ -12,7 +12,14 @@ import queue
 import numpy as np
 
 from engine.audio.block import AudioBlock
-from engine.audio.devices import AudioDeviceError, device_label, device_stopped, sounddevice_module, stream_stopped
+from engine.audio.devices import (
+    AudioDeviceError,
+    device_label,
+    device_stopped,
+    opened_as,
+    sounddevice_module,
+    stream_stopped,
+)
 from engine.audio.resample import StreamResampler
 
 log = logging.getLogger(__name__)
@@ -80,15 +87,16 @@ class Capture(BlockQueue):
 
     def _negotiate_rate(self, rate: int) -> int:
         sd = self._sd
-        try:
-            sd.check_input_settings(device=self.device, samplerate=rate, channels=1, dtype="float32")
-            return rate
-        except Exception:  # PortAudioError or ValueError
-            pass
-        try:
-            info = sd.query_devices(self.device, "input")
-        except (ValueError, sd.PortAudioError) as exc:
-            raise AudioDeviceError(f"{device_label(self.device, 'input')} is not available: {exc}") from exc
+        with opened_as(self.device, "input") as device:
+            try:
+                sd.check_input_settings(device=device, samplerate=rate, channels=1, dtype="float32")
+                return rate
+            except Exception:  # PortAudioError or ValueError
+                pass
+            try:
+                info = sd.query_devices(device, "input")
+            except (ValueError, sd.PortAudioError) as exc:
+                raise AudioDeviceError(f"{device_label(self.device, 'input')} is not available: {exc}") from exc
         return int(info["default_samplerate"])
 
     def _callback(self, indata: np.ndarray, frames: int, time_info: object, status: object) -> None:
@@ -100,10 +108,11 @@ class Capture(BlockQueue):
     def start(self) -> None:
         sd = self._sd
         try:
-            self._stream = sd.InputStream(
-                samplerate=self.device_rate, blocksize=self.blocksize, device=self.device, channels=1,
-                dtype="float32", callback=self._callback,
-            )  # fmt: skip
+            with opened_as(self.device, "input") as device:
+                self._stream = sd.InputStream(
+                    samplerate=self.device_rate, blocksize=self.blocksize, device=device, channels=1,
+                    dtype="float32", callback=self._callback,
+                )  # fmt: skip
             self._stream.start()
         except (sd.PortAudioError, ValueError) as exc:
             raise AudioDeviceError(f"cannot open {device_label(self.device, 'input')}: {exc}") from exc

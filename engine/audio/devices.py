@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import logging
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Literal
@@ -10,6 +14,9 @@ from typing import Literal
 log = logging.getLogger(__name__)
 
 Direction = Literal["input", "output"]
+SERVER_PREFIX = "pulse:"  # a device named by the sound server: "pulse:alsa_output.pci-0000_00_1f.3.analog-stereo"
+_SERVER_ENV = {"input": "PULSE_SOURCE", "output": "PULSE_SINK"}
+_env_lock = threading.Lock()
 
 
 class AudioDeviceError(RuntimeError):
@@ -37,7 +44,41 @@ class DeviceInfo:
 
 def device_label(device: int | str | None, direction: Direction) -> str:
     """How a message names a device: "the default input device", "the output device 'USB headset'"."""
-    return f"the default {direction} device" if device is None else f"the {direction} device {device!r}"
+    if device is None:
+        return f"the default {direction} device"
+    name = server_name(device)
+    return f"the {direction} device {device!r}" if name is None else f"the sound server's {direction} {name!r}"
+
+
+def server_name(device: int | str | None) -> str | None:
+    """The sound server's name of a device given as ``SERVER_PREFIX`` + name, else None."""
+    if isinstance(device, str) and device.startswith(SERVER_PREFIX):
+        return device[len(SERVER_PREFIX) :]
+    return None
+
+
+@contextmanager
+def opened_as(device: int | str | None, direction: Direction) -> Iterator[int | str | None]:
+    """The PortAudio device to open (check, query or start a stream on) for ``device``.
+
+    PortAudio sees a PulseAudio/PipeWire desktop as one device, "pulse". A server's own device (``SERVER_PREFIX`` +
+    its name, as the window's pickers list them) is opened as "pulse" with the server told which one through
+    ``PULSE_SOURCE``/``PULSE_SINK``, which the server's client library reads when the stream is opened."""
+    name = server_name(device)
+    if name is None:
+        yield device
+        return
+    variable = _SERVER_ENV[direction]
+    with _env_lock:
+        before = os.environ.get(variable)
+        os.environ[variable] = name
+        try:
+            yield "pulse"
+        finally:
+            if before is None:
+                os.environ.pop(variable, None)
+            else:
+                os.environ[variable] = before
 
 
 def stream_stopped(stream: object | None) -> bool:

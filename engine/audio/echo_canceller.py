@@ -109,10 +109,11 @@ class EchoCanceller:
         """What the canceller learned of the echo path (None for the WebRTC canceller, which keeps its own)."""
         return self._filter.state() if self._filter is not None else None
 
-    def restore(self, state: object | None) -> None:
-        """Start from what an earlier session learned of the same path."""
+    def restore(self, state: object | None, lag_s: float = 0.0) -> None:
+        """Start from what an earlier session learned of the same path, its echo ``lag_s`` later in this one."""
         if self._filter is not None and state is not None:
-            self._filter.restore(state)  # type: ignore[arg-type]
+            lag = round(lag_s * RATE)
+            self._filter.restore(self._filter.shifted(state, lag) if lag else state)  # type: ignore[arg-type]
 
     def seed_delay(self, lag_s: float) -> None:
         """A digital path's measured delay: the linear filter starts from it (the WebRTC canceller finds its own)."""

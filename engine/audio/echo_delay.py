@@ -20,6 +20,8 @@ RATE = 16000
 WINDOW_S = 4.0  # what each measurement looks at
 EVERY_S = 1.0  # how often it measures
 MAX_LAG_S = 1.0  # the longest delay it looks for
+MAX_LEAD_S = 0.3  # and the most the echo may come before the reference says the voice played (a live output's
+# latency is only estimated: a session may put the voice's play times later than they were)
 MIN_VOICE_S = 1.0  # the reference must hold this much voice in the window
 PEAK_RATIO = 6.0  # the peak against the mean of the correlation's magnitude
 AGREE_S = 0.02  # two measurements agree within this
@@ -31,11 +33,13 @@ DIGITAL_EVERY_S = 0.25
 
 class EchoDelayEstimator:
     """``add(near, far)`` the microphone and the reference as they come (same length); ``delay_s`` is the lag of
-    the echo behind the reference once it is known (None before). ``digital``: the echo is an exact copy (a monitor),
-    so a short stretch of voice tells the delay and one clear measurement is taken."""
+    the echo behind the reference once it is known (None before; negative when the echo comes first). ``digital``:
+    the echo is an exact copy (a monitor), so a short stretch of voice tells the delay and one clear measurement is
+    taken."""
 
     def __init__(self, rate: int = RATE, digital: bool = False) -> None:
         self.rate = rate
+        self.digital = digital
         self.min_voice_s = DIGITAL_MIN_VOICE_S if digital else MIN_VOICE_S
         self.every_s = DIGITAL_EVERY_S if digital else EVERY_S
         self._size = int(WINDOW_S * rate)
@@ -81,9 +85,11 @@ class EchoDelayEstimator:
         size = 1 << int(np.ceil(np.log2(2 * far.size)))
         cross = np.fft.rfft(near, size) * np.conj(np.fft.rfft(far, size))
         cross /= np.maximum(np.abs(cross), 1e-12)
-        correlation = np.abs(np.fft.irfft(cross, size)[: int(MAX_LAG_S * self.rate)])  # near later than far
+        full = np.abs(np.fft.irfft(cross, size))
+        lead = int(MAX_LEAD_S * self.rate)
+        correlation = np.concatenate([full[size - lead :], full[: int(MAX_LAG_S * self.rate)]])  # from −lead on
         peak = int(np.argmax(correlation))
         ratio = float(correlation[peak]) / max(float(np.mean(correlation)), 1e-12)
         if ratio < PEAK_RATIO:
             return None
-        return peak / self.rate, ratio
+        return (peak - lead) / self.rate, ratio

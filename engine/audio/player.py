@@ -16,7 +16,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.audio.devices import AudioDeviceError, device_label, device_stopped, sounddevice_module, stream_stopped
+from engine.audio.devices import (
+    AudioDeviceError,
+    device_label,
+    device_stopped,
+    opened_as,
+    sounddevice_module,
+    stream_stopped,
+)
 from engine.audio.resample import StreamResampler
 from engine.audio.ringbuffer import RingBuffer
 
@@ -31,15 +38,16 @@ CALLBACK_NOTES = 4096  # bounded record of callbacks not yet polled (~90 s at 10
 def negotiate_output_rate(device: int | str | None, rate: int, channels: int = 1) -> int:
     """``rate`` when the output device takes it, else the device's own default rate (the caller resamples)."""
     sd = sounddevice_module()
-    try:
-        sd.check_output_settings(device=device, samplerate=rate, channels=channels, dtype="float32")
-        return rate
-    except Exception:  # PortAudioError or ValueError: rate not supported, or no such device
-        pass
-    try:
-        info = sd.query_devices(device, "output")
-    except (ValueError, sd.PortAudioError) as exc:
-        raise AudioDeviceError(f"{device_label(device, 'output')} is not available: {exc}") from exc
+    with opened_as(device, "output") as opened:
+        try:
+            sd.check_output_settings(device=opened, samplerate=rate, channels=channels, dtype="float32")
+            return rate
+        except Exception:  # PortAudioError or ValueError: rate not supported, or no such device
+            pass
+        try:
+            info = sd.query_devices(opened, "output")
+        except (ValueError, sd.PortAudioError) as exc:
+            raise AudioDeviceError(f"{device_label(device, 'output')} is not available: {exc}") from exc
     device_rate = int(info["default_samplerate"])
     log.info("device %s does not take %d Hz; playing at %d Hz", info["name"], rate, device_rate)
     return device_rate
@@ -112,15 +120,16 @@ class Player:
     def start(self) -> None:
         sd = self._sd
         try:
-            self._stream = sd.OutputStream(
-                samplerate=self.device_rate,
-                blocksize=self.blocksize,
-                device=self.device,
-                channels=1,
-                dtype="float32",
-                latency=self.latency_s,
-                callback=self._callback,
-            )
+            with opened_as(self.device, "output") as device:
+                self._stream = sd.OutputStream(
+                    samplerate=self.device_rate,
+                    blocksize=self.blocksize,
+                    device=device,
+                    channels=1,
+                    dtype="float32",
+                    latency=self.latency_s,
+                    callback=self._callback,
+                )
             self._stream.start()
         except (sd.PortAudioError, ValueError) as exc:
             raise AudioDeviceError(f"cannot open {device_label(self.device, 'output')}: {exc}") from exc

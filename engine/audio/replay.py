@@ -13,7 +13,14 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from engine.audio.devices import AudioDeviceError, device_label, device_stopped, sounddevice_module, stream_stopped
+from engine.audio.devices import (
+    AudioDeviceError,
+    device_label,
+    device_stopped,
+    opened_as,
+    sounddevice_module,
+    stream_stopped,
+)
 from engine.audio.player import negotiate_output_rate
 
 log = logging.getLogger(__name__)
@@ -88,8 +95,9 @@ class Replay:
         self._feeder = threading.Thread(target=self._feed, name="replay-feeder", daemon=True)
         self._feeder.start()
         try:
-            self._stream = sd.OutputStream(samplerate=self.rate, device=self.device, channels=2, dtype="float32",
-                                           blocksize=1024, latency=0.2, callback=self._callback)  # fmt: skip
+            with opened_as(self.device, "output") as device:
+                self._stream = sd.OutputStream(samplerate=self.rate, device=device, channels=2, dtype="float32",
+                                               blocksize=1024, latency=0.2, callback=self._callback)  # fmt: skip
             self._stream.start()
         except (sd.PortAudioError, ValueError) as exc:
             self._stop.set()

@@ -38,6 +38,7 @@ class ServerDevice:
     kind: Kind
     monitor_of: str | None = None  # a monitor: the output it hears
     is_default: bool = False
+    speakers: bool | None = None  # an output: its active port is speakers (True), headphones (False), or not said
 
     @property
     def label(self) -> str:
@@ -77,8 +78,19 @@ def server_devices() -> list[ServerDevice]:
             ))  # fmt: skip
         for sink in sinks.values():
             devices.append(ServerDevice(sink.name, sink.description, "output", None,
-                                        sink.name == info.default_sink_name))  # fmt: skip
+                                        sink.name == info.default_sink_name, _speakers(sink)))  # fmt: skip
     return devices
+
+
+def _speakers(sink: object) -> bool | None:
+    """Whether an output plays on speakers, from its active port ("analog-output-speaker", "…-headphones")."""
+    port = getattr(sink, "port_active", None)
+    words = f"{getattr(port, 'name', '')} {getattr(port, 'description', '')}".lower()
+    if "headphone" in words or "headset" in words:
+        return False
+    if "speaker" in words:
+        return True
+    return None
 
 
 def default_output() -> str:
@@ -193,7 +205,7 @@ class Ducker:
             for item in inputs:
                 volume = item.volume
                 volume.values = [v * factor for v in volume.values]
-                pulse.volume_set(item, volume)  # type: ignore[attr-defined]
+                _set_volume(pulse, item, volume)
         self.ducked = True
         self.times_ducked += 1
 
@@ -220,9 +232,20 @@ def _restore_volumes(pulse: object, saved: dict[int, list[float]]) -> int:
         volume = item.volume
         if len(volume.values) == len(values):
             volume.values = values
-            pulse.volume_set(item, volume)  # type: ignore[attr-defined]
-            restored += 1
+            restored += _set_volume(pulse, item, volume)
     return restored
+
+
+def _set_volume(pulse: object, item: object, volume: object) -> bool:
+    """Set a stream's volume; False when the stream ended between listing it and now (not an error)."""
+    import pulsectl
+
+    try:
+        pulse.volume_set(item, volume)  # type: ignore[attr-defined]
+    except pulsectl.PulseOperationFailed:
+        log.debug("the stream %s ended before its volume was set", getattr(item, "index", "?"))
+        return False
+    return True
 
 
 def restore_leftover_duck(state_file: Path | None = None) -> int:

@@ -32,6 +32,7 @@ DEFAULT_TAIL_S = 0.4
 SHIFT_ABOVE_S = 0.1
 DELAY_MARGIN_S = 0.02
 GATE_BLOCK_S = 0.1  # a recording's intake is gated in blocks of this length, as a microphone delivers them
+REANCHOR_S = 0.05  # a block this far from where the last one ended (a dropped block, a new clock) re-reads the track
 
 
 class EchoGate:
@@ -58,14 +59,15 @@ class EchoMemory:
     MAX_ROUTES = 8
 
     def __init__(self) -> None:
-        self._learned: dict[tuple, tuple[object, float]] = {}  # route → (canceller state, reference shift)
+        # route → (canceller state, reference shift, the echo's measured delay then, None if not measured)
+        self._learned: dict[tuple, tuple[object, float, float | None]] = {}
 
-    def get(self, route: tuple) -> tuple[object, float] | None:
+    def get(self, route: tuple) -> tuple[object, float, float | None] | None:
         return self._learned.get(route)
 
-    def put(self, route: tuple, state: object, shift_s: float) -> None:
+    def put(self, route: tuple, state: object, shift_s: float, delay_s: float | None = None) -> None:
         self._learned.pop(route, None)
-        self._learned[route] = (state, shift_s)
+        self._learned[route] = (state, shift_s, delay_s)
         while len(self._learned) > self.MAX_ROUTES:
             self._learned.pop(next(iter(self._learned)))
 
@@ -104,14 +106,20 @@ class EchoPath:
         self.shift_s = 0.0  # taken out of the reference after measuring the delay
         self.compute_s = 0.0  # the cancelling path's own work (canceller and delay estimator)
         self.audio_s = 0.0
+        self._next_s: float | None = None  # where the reference read goes on (see ``_cancel``)
+        self.reanchored = 0
         self.cleaned: list[np.ndarray] | None = None  # a list here keeps what the recognizer heard (the benchmark)
         self.memory, self.route = memory, (guard, method, path, *route)
         self.warm = False  # started from an earlier session's path
+        # an earlier session's path, and where its echo came in its reference: to line it up once this one's is known
+        self._realign: tuple[object, float] | None = None
         learned = memory.get(self.route) if memory is not None and self.canceller is not None else None
         if learned is not None and self.canceller is not None:
-            state, self.shift_s = learned
+            state, self.shift_s, delay_s = learned
             self.canceller.restore(state)
             self.warm = True
+            if delay_s is not None:
+                self._realign = (state, delay_s - self.shift_s)
 
     def _track_active(self, now_s: float) -> bool:
         return self.track.active(now_s - GATE_BLOCK_S, now_s)
@@ -138,7 +146,16 @@ class EchoPath:
     def _cancel(self, samples: np.ndarray, start_s: float) -> np.ndarray:
         assert self.canceller is not None and self.delay is not None
         t0 = time.perf_counter()
-        reference = start_s - self.hint_s
+        # The reference is read on from where the last block's ended: a live capture's times on the session clock
+        # are estimated block by block and move by a few milliseconds as the estimate improves, and every such
+        # move would change the echo's delay under the filter. Only a real gap re-reads it at the block's time.
+        wanted = start_s - self.hint_s
+        if self._next_s is None or abs(wanted - self._next_s) > REANCHOR_S:
+            if self._next_s is not None:  # what the delay estimator holds is on the old alignment: measure again
+                self.reanchored += 1
+                self.delay = EchoDelayEstimator(digital=self.delay.digital)
+            self._next_s = wanted
+        reference, self._next_s = self._next_s, self._next_s + samples.size / self.track.rate
         settled = self.delay.add(samples, self.track.read(reference, samples.size))
         if settled is not None:
             self._settle(settled)
@@ -148,17 +165,27 @@ class EchoPath:
         return out
 
     def _settle(self, delay_s: float) -> None:
-        """A measured delay: a long one is taken out of the reference (the canceller starts again on the shifted
-        one); a digital copy's filter starts from the delay left."""
+        """A measured delay: a long one (or an echo that comes before the reference says the voice played) is taken
+        out of the reference, and the canceller starts again on the shifted one; a digital copy's filter starts
+        from the delay left. A path an earlier session learned on this route is moved by how much later its echo
+        comes in this session's reference: live, each session's clocks line up a few tens of milliseconds
+        differently (the output's latency is estimated), and a path off by that subtracts an echo not there."""
         canceller = self.canceller
         assert canceller is not None
-        shift = max(delay_s - DELAY_MARGIN_S, 0.0) if delay_s > SHIFT_ABOVE_S else 0.0
-        if abs(shift - self.shift_s) > DELAY_MARGIN_S:
+        shift = delay_s - DELAY_MARGIN_S if delay_s > SHIFT_ABOVE_S or delay_s < 0 else 0.0
+        restarted = abs(shift - self.shift_s) > DELAY_MARGIN_S
+        if restarted:
             log.info("echo canceller: the reference shifted by %.0f ms; starting again", shift * 1000)
             self.shift_s = shift
             self.canceller = EchoCanceller(canceller.method, canceller.noise_suppression, canceller.path)
             self.canceller.carry(canceller)
-        if self.canceller.path == "digital":
+        if self._realign is not None:
+            state, echo_at_s = self._realign
+            self._realign = None
+            lag_s = (delay_s - self.shift_s) - echo_at_s
+            if restarted or abs(lag_s) * self.track.rate >= 1:  # the learned path where this session's echo is
+                self.canceller.restore(state, lag_s)
+        elif self.canceller.path == "digital" and not self.warm:
             self.canceller.seed_delay(delay_s - self.shift_s)
 
     def remember(self) -> None:
@@ -166,7 +193,8 @@ class EchoPath:
         if self.memory is not None and self.canceller is not None and self.canceller.audio_s > 0:
             state = self.canceller.state()
             if state is not None:
-                self.memory.put(self.route, state, self.shift_s)
+                delay = self.delay.delay_s if self.delay is not None else None
+                self.memory.put(self.route, state, self.shift_s, delay)
 
     def report(self) -> dict:
         """The guard's figures for the session's report."""
@@ -179,5 +207,6 @@ class EchoPath:
                 aec_compute_ratio=self.compute_s / self.audio_s if self.audio_s else None, aec_audio_s=self.audio_s,
                 hint_ms=self.hint_s * 1000, measured_delay_ms=None if delay is None else delay * 1000,
                 shift_ms=self.shift_s * 1000, noise_suppression=canceller.noise_suppression, warm_start=self.warm,
+                reanchored=self.reanchored,
             )  # fmt: skip
         return figures

@@ -271,9 +271,12 @@ class ShadowSession:
         self._threads.append(thread)
         thread.start()
 
-    def start_live(self, capture) -> None:  # noqa: ANN001 - engine.audio.capture.Capture (started by us)
-        """Microphone to speaker; returns at once. ``stop()`` or ``cancel()`` ends it."""
-        self._clock = clock = RealClock()
+    def start_live(self, capture, opened_at: float | None = None) -> None:  # noqa: ANN001 - a Capture
+        """Microphone to speaker; returns at once. ``stop()`` or ``cancel()`` ends it.
+
+        ``opened_at``: the capture was started already, at this ``time.monotonic()`` (it kept what it heard while
+        the models loaded): the session's clock starts there, so what was said meanwhile is on time."""
+        self._clock = clock = RealClock(origin=opened_at)
         self._begin(clock, play=True, output_device=self.config.output_device, echo=True)
         if self.config.duck_db > 0:
             from engine.audio.sound_server import Ducker
@@ -282,7 +285,8 @@ class ShadowSession:
         tap = _Tap(capture, self)
 
         def source(on_step: Callable[[StepResult], None]) -> StreamRun:
-            capture.start()
+            if opened_at is None:
+                capture.start()
             try:
                 return run_capture(
                     tap, self._recognizer(), clock, self._stop.is_set, self.config.step_s, on_step, keep_words=False

@@ -4,6 +4,8 @@ Choosing a source also chooses the route against the voice's echo. When the capt
 the voice plays on, the voice would be heard again: it is then gated (not heard while it plays), or with the echo
 guard ``cancel`` asked for, cancelled as an exact digital copy (experimental: in the test server's runs the voice
 was still heard again). When the voice plays elsewhere (headphones on another output), nothing is needed.
+
+``plan_source`` says what a choice means (the window shows it before Start); ``open_source`` opens it.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, replace
 
-from engine.audio.devices import AudioDeviceError
+from engine.audio.devices import AudioDeviceError, server_name
 from engine.pipeline.config import ShadowConfig
 
 log = logging.getLogger(__name__)
@@ -20,54 +22,88 @@ MIC, SYSTEM = "mic", "system"
 
 
 @dataclass
-class LiveSource:
-    capture: object  # engine.audio.capture.Capture or engine.audio.server_capture.ServerCapture
+class SourcePlan:
+    device: int | str | None  # what to open: a PortAudio device (``Capture``), or a server source's name
+    server: bool  # opened through the sound server (``ServerCapture``)
     label: str  # what the window and the terminal call it
     route: str  # how the voice's echo is kept out, in words
     config: ShadowConfig  # the session's settings, with the echo guard the route needs
     system: bool = False  # this computer's sound (ducking applies)
-    loops: bool = False  # the voice plays on the output captured: its own sound is cancelled, and not ducked
+    loops: bool = False  # the voice plays on the output captured: its own sound is gated or cancelled, not ducked
 
 
-def open_source(source: str, config: ShadowConfig) -> LiveSource:
+@dataclass
+class LiveSource(SourcePlan):
+    capture: object = None  # engine.audio.capture.Capture or engine.audio.server_capture.ServerCapture
+
+
+def plan_source(source: str, config: ShadowConfig) -> SourcePlan:
     """``source``: "mic" (the input device of ``config``), "system" (the default output's monitor), or the name or
     description of a sound-server source. Raises ``AudioDeviceError`` with what to do when it cannot be had."""
     from engine.audio import sound_server
-    from engine.audio.capture import Capture
-    from engine.audio.server_capture import ServerCapture
 
     if source == MIC:
-        route = "speakers: " + config.echo_guard if config.echo_guard != "off" else "headphones (no echo guard)"
-        return LiveSource(Capture(config.input_device), "microphone", route, config)
+        guard = config.echo_guard
+        route = "headphones (no echo guard)" if guard == "off" else f"speakers: the voice's echo is {_GUARDED[guard]}"
+        return SourcePlan(config.input_device, False, "microphone", route, config)
     if source == SYSTEM:
         device = sound_server.monitor_source()
     else:
-        found = sound_server.find_source(source)
+        found = sound_server.find_source(server_name(source) or source)
         if found is None:  # a PortAudio input device by name or index
-            return LiveSource(Capture(source), f"input {source!r}", "as the microphone", config)
+            return SourcePlan(source, False, f"input {source!r}", "as the microphone", config)
         device = found
-    capture = ServerCapture(device.name, device.description)
     if device.kind != "monitor":
-        return LiveSource(capture, device.description, "as the microphone", config)
+        return SourcePlan(device.name, True, device.description, "as the microphone", config)
     voice_output = config.output_device if isinstance(config.output_device, str) else None
     loops = device.monitor_of == _voice_sink(voice_output)
+    heard = device.description.removeprefix("Monitor of ")
     if loops and config.echo_guard == "cancel":  # asked for: the digital path does not yet keep the voice out
-        route = (f"the voice plays on {device.description.removeprefix('Monitor of ')}: its own sound is cancelled "
-                 "(experimental: the voice may be heard again)")  # fmt: skip
+        route = f"the voice plays on {heard}: its own sound is cancelled (experimental: the voice may be heard again)"
         config = replace(config, echo_hint_ms=0.0, echo_path="digital")
     elif loops:
-        route = (f"the voice plays on {device.description.removeprefix('Monitor of ')}: it is not heard while it "
-                 "plays (gate); to hear every word, play the voice on another output (--output)")  # fmt: skip
+        route = (f"the voice plays on {heard}, which is heard: it is not heard while it plays (gate); to hear every "
+                 "word, play the voice on another output")  # fmt: skip
         config = replace(config, echo_guard="gate")
     else:
         route = "the voice plays on another output: nothing to cancel"
-    return LiveSource(capture, f"this computer's sound ({device.description})", route, config, system=True, loops=loops)
+    return SourcePlan(device.name, True, f"this computer's sound ({device.description})", route, config,
+                      system=True, loops=loops)  # fmt: skip
+
+
+_GUARDED = {"gate": "gated (not heard while the voice plays)", "cancel": "cancelled"}
+
+
+def open_source(source: str, config: ShadowConfig) -> LiveSource:
+    """The planned source with its capture made (not yet started)."""
+    from engine.audio.capture import Capture
+    from engine.audio.server_capture import ServerCapture
+
+    plan = plan_source(source, config)
+    if plan.server:
+        capture: object = ServerCapture(str(plan.device), plan.label)
+    else:
+        capture = Capture(plan.device)
+    return LiveSource(**plan.__dict__, capture=capture)
+
+
+def ducked(plan: SourcePlan, duck_db: float | None = None, no_duck: bool = False) -> ShadowConfig:
+    """The session's settings with the duck asked for (``duck_db``; None: the default), or none (``no_duck``).
+    This computer's sound is ducked by default with the voice on another output; on the output it hears, ducking
+    would lower the speaker below the voice's own sound, so only when asked."""
+    from engine.audio.sound_server import DEFAULT_DUCK_DB
+
+    if not plan.system:
+        return plan.config if duck_db is None else replace(plan.config, duck_db=duck_db)
+    default = 0.0 if plan.loops else DEFAULT_DUCK_DB
+    return replace(plan.config, duck_db=0.0 if no_duck else (default if duck_db is None else duck_db))
 
 
 def _voice_sink(output: str | None) -> str | None:
     """The server output the voice plays on: a server output named by ``output``, else the default output."""
     from engine.audio import sound_server
 
+    output = server_name(output) or output
     try:
         devices = sound_server.server_devices()
         return (output and sound_server.output_name(output, devices)) or sound_server.output_name(None, devices)

@@ -1,0 +1,89 @@
+"""Speakers, for real: the virtual speaker's sound reaches the virtual microphone through ``module-loopback`` (60 ms
+late, 6 dB down) while a recording plays into the microphone. With the echo guard ``cancel`` the session commits
+close to what the same session commits with no loopback (headphones), and few of the voice's words again; with the
+guard off, the voice's words come back (what cancel is for, and the proof that the loopback is heard). The loopback
+keeps a fixed latency (``adjust_time=0``), as a laptop's own speakers and microphone on one clock do: the canceller
+does not follow two devices' clocks drifting apart (see docs/DESIGN.md)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from engine.audio.sound_server import volume_factor
+from engine.metrics.wer import wer
+from engine.pipeline.bench_echo import echo_words
+from engine.pipeline.config import ShadowConfig
+from engine.pipeline.session import ShadowSession, State
+from engine.pipeline.sources import open_source
+from tests import virtual_audio as va
+
+pytestmark = pytest.mark.audio
+RECORDING = "ls_2412-153948-0000"  # 11.7 s
+ECHO_DB = 6.0
+TAIL_S = 4.0  # the microphone listens on while the voice finishes (and is heard)
+# What cancel holds here, cold or warm (measured: 0-0.14 and none; the target, 0.05 and none, is not met by the
+# sessions after the first: docs/RESULTS.md); with no guard, 0.53-0.58
+CANCEL_WER, CANCEL_ECHO_WORDS, UNGUARDED_WER = 0.2, 2, 0.3
+
+
+def _session(audio: va.VirtualAudio, models, wav, guard: str) -> dict:  # noqa: ANN001
+    devices = {"input_device": f"pulse:{va.MIC_SOURCE}", "output_device": f"pulse:{va.SPEAKER_SINK}"}
+    config = ShadowConfig(echo_guard=guard, **devices)
+    source = open_source("mic", config)
+    session = ShadowSession(source.config, models)
+    session.start_live(source.capture)
+    time.sleep(1.0)
+    player = audio.play_into_mic(wav)
+    try:
+        player.wait(60)
+        time.sleep(TAIL_S)
+        session.stop()
+        assert session.wait(60)
+    finally:
+        player.kill()
+    assert session.state == State.DONE, session.error
+    return session.figures.report()
+
+
+def _loopback(audio: va.VirtualAudio) -> str:
+    """The speaker's monitor into the microphone's feed, 60 ms late and ``ECHO_DB`` down; returns the module."""
+    import pulsectl
+
+    arguments = (f"source={va.SPEAKER_MONITOR}", f"sink={va.MIC_SINK}", "latency_msec=60", "adjust_time=0",
+                 "source_dont_move=true", "sink_dont_move=true")  # fmt: skip
+    module = audio.pactl("load-module", "module-loopback", *arguments).strip()
+
+    with pulsectl.Pulse("liveshadow-test") as pulse:
+        loop = next(i for i in pulse.sink_input_list() if str(i.owner_module) == module)
+        pulse.volume_set_all_chans(loop, volume_factor(ECHO_DB))
+    return module
+
+
+def test_on_speakers_cancel_keeps_the_voice_out_of_what_is_heard(
+    virtual_audio, shadow_models, speech_dir, speech_manifest
+) -> None:
+    """The first session on the route learns the room while the speaker talks over the voice; the next one starts
+    from what it learned, moved to where its echo comes (each session's clocks line up differently). Both commit
+    close to what headphones commit, with at most a word or two of the voice's; with no guard the voice's words
+    come back, many of them."""
+    entry = next(e for e in speech_manifest if e["id"] == RECORDING)
+    wav = speech_dir / entry["wav"]
+    headphones = _session(virtual_audio, shadow_models, wav, "off")
+    module = _loopback(virtual_audio)
+    try:
+        first = _session(virtual_audio, shadow_models, wav, "cancel")
+        again = _session(virtual_audio, shadow_models, wav, "cancel")
+        unguarded = _session(virtual_audio, shadow_models, wav, "off")
+    finally:
+        virtual_audio.pactl("unload-module", module)
+    assert not first["echo"]["warm_start"] and again["echo"]["warm_start"]
+    measured = {}
+    for name, report in (("first", first), ("again", again), ("off", unguarded)):
+        measured[name] = (wer(headphones["committed_text"], report["committed_text"]),
+                          len(echo_words(report["words"], entry["text"])), report["committed_text"])  # fmt: skip
+    for name in ("first", "again"):
+        assert measured[name][0] <= CANCEL_WER and measured[name][1] <= CANCEL_ECHO_WORDS, measured
+    unguarded_echo = measured["off"][1] > max(measured["first"][1], measured["again"][1])
+    assert measured["off"][0] > UNGUARDED_WER and unguarded_echo, measured
