@@ -227,11 +227,17 @@ def test_the_mode_picker_interprets_a_spanish_recording(qtbot, window, speech_xx
     assert {"each", "right", "limitations"} & set(text.replace(",", " ").replace(".", " ").split()), text
 
 
-def test_the_window_shadows_this_computers_sound(qtbot, window, virtual_audio, speech_dir, speech_manifest) -> None:
+def test_the_window_shadows_this_computers_sound_and_ducks_the_other_stream(
+    qtbot, window, virtual_audio, shadow_models, speech_dir, speech_manifest
+) -> None:
     """Source "This computer's sound": another application plays a recording on the default output; the voice
-    plays on the other output; the window's session commits the recording's words."""
+    plays on the other output, the application lowered while the voice speaks (by default), and the window's
+    session commits the recording's words as well as the same session fed the recording's file."""
     from app.widgets.settings_panel import SOURCE_SYSTEM
+    from engine.audio import sound_server
     from engine.pipeline.bench_echo import echo_words
+    from engine.pipeline.config import ShadowConfig
+    from engine.pipeline.shadow import shadow_file
 
     item = _entry(speech_manifest, "ls_2412-153948-0000")
     window.settings_panel.source.setCurrentText(SOURCE_SYSTEM)
@@ -242,15 +248,35 @@ def test_the_window_shadows_this_computers_sound(qtbot, window, virtual_audio, s
     qtbot.wait(1000)
     player = subprocess.Popen(["paplay", f"--device={va.SPEAKER_SINK}", str(speech_dir / item["wav"])],
                               env=virtual_audio.env())  # fmt: skip
-    qtbot.waitUntil(lambda: player.poll() is not None, timeout=60_000)
+    volumes = []
+    while player.poll() is None:
+        volumes.append(_stream_volume("paplay"))
+        qtbot.wait(100)
     qtbot.wait(1500)
     window.stop_button.click()
     qtbot.waitUntil(lambda: window.state == "done", timeout=60_000)
     session = window.controller.session
-    assert session.config.duck_db > 0  # ducked by default: the voice plays on another output
+    assert session.config.duck_db == sound_server.DEFAULT_DUCK_DB  # ducked by default: the voice plays elsewhere
+    lowered = [v for v in volumes if v is not None and v < 0.95]
+    assert lowered and min(lowered) == pytest.approx(sound_server.volume_factor(session.config.duck_db), rel=0.05)
+    assert max(v for v in volumes if v is not None) == pytest.approx(1.0, rel=0.01)  # and not before it spoke
+    assert not sound_server.Ducker().state_file.exists()  # restored at the end
     report = session.figures.report()
-    assert wer(item["text"], report["committed_text"]) <= 0.15, report["committed_text"]
-    assert echo_words(report["words"], item["text"]) == []
+    from_file = shadow_file(speech_dir / item["wav"], ShadowConfig(), shadow_models, entry=item, speech_chain=False)
+    assert wer(item["text"], report["committed_text"]) <= wer(item["text"], from_file["committed_text"]) + 0.05
+    assert echo_words(report["words"], item["text"]) == [], report["committed_text"]
+    assert report["ear_voice_lag_s"]["n"] > 20
+
+
+def _stream_volume(application: str) -> float | None:
+    """The volume (0-1, first channel) of the application's stream on the test server, None when it has none."""
+    import pulsectl
+
+    with pulsectl.Pulse("liveshadow-test") as pulse:
+        for stream in pulse.sink_input_list():
+            if stream.proplist.get("application.name") == application:
+                return float(stream.volume.values[0])
+    return None
 
 
 def test_start_with_a_cold_cache_keeps_every_word_said_while_preparing(

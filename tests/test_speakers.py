@@ -22,9 +22,9 @@ from tests import virtual_audio as va
 pytestmark = pytest.mark.audio
 RECORDING = "ls_2412-153948-0000"  # 11.7 s
 ECHO_DB = 6.0
-TAIL_S = 4.0  # the microphone listens on while the voice finishes (and is heard)
-# What cancel holds here, cold or warm (measured: 0-0.14 and none; the target, 0.05 and none, is not met by the
-# sessions after the first: docs/RESULTS.md); with no guard, 0.53-0.58
+TAIL_S = 3.0  # the microphone listens on while the voice finishes (and is heard)
+# What cancel holds here (measured: 0-0.06 and none on the first session, 0.11-0.14 on the ones after it; the target,
+# 0.05 and none, is not met by those: docs/RESULTS.md); with no guard, 0.53-0.58
 CANCEL_WER, CANCEL_ECHO_WORDS, UNGUARDED_WER = 0.2, 2, 0.3
 
 
@@ -64,26 +64,22 @@ def _loopback(audio: va.VirtualAudio) -> str:
 def test_on_speakers_cancel_keeps_the_voice_out_of_what_is_heard(
     virtual_audio, shadow_models, speech_dir, speech_manifest
 ) -> None:
-    """The first session on the route learns the room while the speaker talks over the voice; the next one starts
-    from what it learned, moved to where its echo comes (each session's clocks line up differently). Both commit
-    close to what headphones commit, with at most a word or two of the voice's; with no guard the voice's words
-    come back, many of them."""
+    """The first session on the route learns the room while the speaker talks over the voice, and commits close to
+    what headphones commit, with at most a word or two of the voice's; with no guard the voice's words come back.
+    (The sessions after it start from what it learned: tests/test_echo_path.py, and docs/RESULTS.md for real.)"""
     entry = next(e for e in speech_manifest if e["id"] == RECORDING)
     wav = speech_dir / entry["wav"]
     headphones = _session(virtual_audio, shadow_models, wav, "off")
     module = _loopback(virtual_audio)
     try:
-        first = _session(virtual_audio, shadow_models, wav, "cancel")
-        again = _session(virtual_audio, shadow_models, wav, "cancel")
+        cancelled = _session(virtual_audio, shadow_models, wav, "cancel")
         unguarded = _session(virtual_audio, shadow_models, wav, "off")
     finally:
         virtual_audio.pactl("unload-module", module)
-    assert not first["echo"]["warm_start"] and again["echo"]["warm_start"]
+    assert not cancelled["echo"]["warm_start"] and cancelled["echo"]["measured_delay_ms"] is not None
     measured = {}
-    for name, report in (("first", first), ("again", again), ("off", unguarded)):
+    for name, report in (("cancel", cancelled), ("off", unguarded)):
         measured[name] = (wer(headphones["committed_text"], report["committed_text"]),
                           len(echo_words(report["words"], entry["text"])), report["committed_text"])  # fmt: skip
-    for name in ("first", "again"):
-        assert measured[name][0] <= CANCEL_WER and measured[name][1] <= CANCEL_ECHO_WORDS, measured
-    unguarded_echo = measured["off"][1] > max(measured["first"][1], measured["again"][1])
-    assert measured["off"][0] > UNGUARDED_WER and unguarded_echo, measured
+    assert measured["cancel"][0] <= CANCEL_WER and measured["cancel"][1] <= CANCEL_ECHO_WORDS, measured
+    assert measured["off"][0] > UNGUARDED_WER and measured["off"][1] > measured["cancel"][1], measured

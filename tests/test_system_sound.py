@@ -1,10 +1,9 @@
 """This computer's sound as the source, through the PulseAudio test server: the devices by their descriptions, the
-route chosen by where the voice plays, a recording another application plays captured from its output's monitor
-while the voice plays on another (the application ducked while the voice speaks), and a duck left behind restored."""
+route chosen by where the voice plays, and a duck left behind restored. (A session hearing another application,
+ducked while the voice speaks: tests/test_app_session.py, from the window.)"""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import time
 
@@ -12,13 +11,7 @@ import pytest
 
 from engine.audio import sound_server
 from engine.audio.io import load_audio
-from engine.metrics import names as m
-from engine.metrics.wer import wer
-from engine.pipeline.bench_echo import echo_words
 from engine.pipeline.config import ShadowConfig
-from engine.pipeline.recorder import REPORT
-from engine.pipeline.session import ShadowSession, State
-from engine.pipeline.shadow import shadow_file
 from engine.pipeline.sources import open_source
 from tests import virtual_audio as va
 
@@ -61,44 +54,6 @@ def test_the_route_follows_the_output_the_voice_plays_on(virtual_audio) -> None:
     assert other.system and other.config.echo_guard == "off" and "another output" in other.route
     mic = open_source("VirtualMicrophone", ShadowConfig())
     assert not mic.system and mic.label == "VirtualMicrophone"
-
-
-def test_this_computers_sound_is_shadowed_and_the_other_stream_is_ducked_while_the_voice_speaks(
-    virtual_audio, shadow_models, speech_dir, speech_manifest, tmp_path
-) -> None:
-    """Another application plays a recording on one output (the test server's second sink); liveshadow hears that
-    output's monitor and speaks on the default output, lowering the application while its voice speaks."""
-    entry = next(e for e in speech_manifest if e["id"] == RECORDING)
-    source = open_source("Monitor of VirtualMicFeed", ShadowConfig())
-    config = source.config.__class__(**{**source.config.__dict__, "duck_db": DUCK_DB})
-    session = ShadowSession(config, shadow_models, record_dir=tmp_path / "rec")
-    session.start_live(source.capture)
-    time.sleep(1.0)  # the capture is open: another application starts playing
-    player = subprocess.Popen(["paplay", f"--device={va.MIC_SINK}", str(speech_dir / entry["wav"])],
-                              env=virtual_audio.env(), stderr=subprocess.PIPE)  # fmt: skip
-    volumes = []
-    try:
-        while player.poll() is None:
-            volumes.append(_sink_input_volume(virtual_audio, "paplay"))
-            time.sleep(0.1)
-        time.sleep(1.0)  # the last words' step
-        session.stop()
-        while not session.wait(0.1):
-            pass
-    finally:
-        player.kill()
-    assert session.state == State.DONE, session.error
-    report = json.loads((tmp_path / "rec" / REPORT).read_text())
-    # the recording's words, as well as the same session fed the recording itself
-    from_file = shadow_file(speech_dir / entry["wav"], ShadowConfig(), shadow_models, entry=entry, speech_chain=False)
-    heard = wer(entry["text"], report["committed_text"])
-    assert heard <= wer(entry["text"], from_file["committed_text"]) + 0.05, report["committed_text"]
-    assert echo_words(report["words"], entry["text"]) == []
-    assert report[m.EAR_VOICE_LAG_S]["n"] > 20
-    lowered = [v for v in volumes if v is not None and v < 0.95]
-    assert lowered and min(lowered) == pytest.approx(10 ** (-DUCK_DB / 60), rel=0.05)  # ducked while the voice spoke
-    assert max(v for v in volumes if v is not None) == pytest.approx(1.0, rel=0.01)  # and not before it did
-    assert not sound_server.Ducker().state_file.exists()
 
 
 def test_a_duck_left_by_a_killed_session_is_restored_at_the_next_start(virtual_audio, speech_dir, tmp_path) -> None:
