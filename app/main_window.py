@@ -592,10 +592,6 @@ class MainWindow(QMainWindow):
             names |= {(direction, str(combo.itemData(i))) for i in range(combo.count())}
         return names
 
-    @staticmethod
-    def _menu(direction: Direction) -> list[MenuDevice]:
-        return menu_devices(direction)
-
     def _check_hotplug(self) -> None:
         """Devices plugged in or out while idle show up in the pickers (PortAudio can only re-scan with no stream
         open: the level monitor is closed for it)."""
@@ -606,7 +602,7 @@ class MainWindow(QMainWindow):
         self._stop_level_monitor(reset=False)
         try:
             rescan()
-            now = {(d, x.value) for d in ("input", "output") for x in self._menu(d)}  # type: ignore[arg-type]
+            now = {(d, x.value) for d in ("input", "output") for x in menu_devices(d)}  # type: ignore[arg-type]
         except AudioDeviceError:
             return
         if now != self._device_names():
@@ -624,7 +620,7 @@ class MainWindow(QMainWindow):
             combo.blockSignals(True)
             combo.clear()
             try:
-                devices = self._menu(direction)  # type: ignore[arg-type]
+                devices = menu_devices(direction)  # type: ignore[arg-type]
                 if not devices:
                     errors.append(f"No audio {direction} device found.")
             except AudioDeviceError as exc:

@@ -16,6 +16,7 @@ from engine.audio.devices import (
     AudioDeviceError,
     device_label,
     device_stopped,
+    negotiate_rate,
     opened_as,
     sounddevice_module,
     stream_stopped,
@@ -80,24 +81,10 @@ class Capture(BlockQueue):
         super().__init__(rate, block_s, queue_s)
         self._sd = sounddevice_module()
         self.device = device
-        self.device_rate = self._negotiate_rate(rate)
+        self.device_rate = negotiate_rate(device, "input", rate)
         self.blocksize = max(int(block_s * self.device_rate), 1)
         self._resampler = StreamResampler(self.device_rate, rate)
         self._stream = None
-
-    def _negotiate_rate(self, rate: int) -> int:
-        sd = self._sd
-        with opened_as(self.device, "input") as device:
-            try:
-                sd.check_input_settings(device=device, samplerate=rate, channels=1, dtype="float32")
-                return rate
-            except Exception:  # PortAudioError or ValueError
-                pass
-            try:
-                info = sd.query_devices(device, "input")
-            except (ValueError, sd.PortAudioError) as exc:
-                raise AudioDeviceError(f"{device_label(self.device, 'input')} is not available: {exc}") from exc
-        return int(info["default_samplerate"])
 
     def _callback(self, indata: np.ndarray, frames: int, time_info: object, status: object) -> None:
         self._enqueue(indata[:, 0].copy())

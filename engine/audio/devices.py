@@ -92,6 +92,25 @@ def device_stopped(device: int | str | None, direction: Direction) -> AudioDevic
     return AudioDeviceError(f"{device_label(device, direction)} {what} (unplugged?)")
 
 
+def negotiate_rate(device: int | str | None, direction: Direction, rate: int, channels: int = 1) -> int:
+    """``rate`` when the device takes it, else the device's own default rate (the caller resamples)."""
+    sd = sounddevice_module()
+    check = sd.check_input_settings if direction == "input" else sd.check_output_settings
+    with opened_as(device, direction) as opened:
+        try:
+            check(device=opened, samplerate=rate, channels=channels, dtype="float32")
+            return rate
+        except Exception:  # PortAudioError or ValueError: rate not supported, or no such device
+            pass
+        try:
+            info = sd.query_devices(opened, direction)
+        except (ValueError, sd.PortAudioError) as exc:
+            raise AudioDeviceError(f"{device_label(device, direction)} is not available: {exc}") from exc
+    device_rate = int(info["default_samplerate"])
+    log.info("%s %s does not take %d Hz; using %d Hz", direction, info["name"], rate, device_rate)
+    return device_rate
+
+
 def sounddevice_module() -> ModuleType:
     """Import sounddevice, turning a missing PortAudio into an actionable error."""
     try:

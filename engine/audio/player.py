@@ -20,6 +20,7 @@ from engine.audio.devices import (
     AudioDeviceError,
     device_label,
     device_stopped,
+    negotiate_rate,
     opened_as,
     sounddevice_module,
     stream_stopped,
@@ -33,24 +34,6 @@ DEFAULT_BLOCK = 1024  # a fixed block size: a variable one underruns through ALS
 DEFAULT_LATENCY_S = 0.2
 DEFAULT_BUFFER_S = 20.0
 CALLBACK_NOTES = 4096  # bounded record of callbacks not yet polled (~90 s at 1024-frame blocks and 48 kHz)
-
-
-def negotiate_output_rate(device: int | str | None, rate: int, channels: int = 1) -> int:
-    """``rate`` when the output device takes it, else the device's own default rate (the caller resamples)."""
-    sd = sounddevice_module()
-    with opened_as(device, "output") as opened:
-        try:
-            sd.check_output_settings(device=opened, samplerate=rate, channels=channels, dtype="float32")
-            return rate
-        except Exception:  # PortAudioError or ValueError: rate not supported, or no such device
-            pass
-        try:
-            info = sd.query_devices(opened, "output")
-        except (ValueError, sd.PortAudioError) as exc:
-            raise AudioDeviceError(f"{device_label(device, 'output')} is not available: {exc}") from exc
-    device_rate = int(info["default_samplerate"])
-    log.info("device %s does not take %d Hz; playing at %d Hz", info["name"], rate, device_rate)
-    return device_rate
 
 
 @dataclass(slots=True)
@@ -114,7 +97,7 @@ class Player:
         self._close_lock = threading.Lock()
 
     def _negotiate_rate(self) -> int:
-        return negotiate_output_rate(self.device, self.source_rate)
+        return negotiate_rate(self.device, "output", self.source_rate)
 
     # ----- stream
     def start(self) -> None:

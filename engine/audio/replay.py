@@ -17,11 +17,11 @@ from engine.audio.devices import (
     AudioDeviceError,
     device_label,
     device_stopped,
+    negotiate_rate,
     opened_as,
     sounddevice_module,
     stream_stopped,
 )
-from engine.audio.player import negotiate_output_rate
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ LOSS_POLL_S = 0.1  # how often ``wait`` looks at whether the device is still pla
 
 def output_rate(device: int | str | None) -> int:
     """``PREFERRED_RATE`` when the device takes it in stereo, else its default rate."""
-    return negotiate_output_rate(device, PREFERRED_RATE, channels=2)
+    return negotiate_rate(device, "output", PREFERRED_RATE, channels=2)
 
 
 class Replay:
