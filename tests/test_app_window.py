@@ -309,7 +309,7 @@ def test_the_learned_policy_is_picked_in_the_window_and_a_broken_one_is_shown_fa
 
 
 def test_the_source_picker_shows_the_route_and_warns_of_a_loop(qtbot, window) -> None:
-    """This computer's sound heard from the output the voice plays on loops (shown in orange, the voice gated);
+    """This computer's sound heard from the output the voice plays on loops (shown in orange, the voice cancelled);
     with the voice on another output nothing is cancelled. The microphone with no guard suggests cancel."""
     from app.main_window import LOOP_COLOUR, ROUTE_COLOUR
     from app.widgets.settings_panel import SOURCE_MIC, SOURCE_SYSTEM
@@ -320,7 +320,7 @@ def test_the_source_picker_shows_the_route_and_warns_of_a_loop(qtbot, window) ->
     panel.source.setCurrentText(SOURCE_SYSTEM)
     window.output_combo.setCurrentIndex(window.output_combo.findData(f"pulse:{va.SPEAKER_SINK}"))
     route = window.route_label.text()
-    assert "Monitor of VirtualSpeaker" in route and "gate" in route and LOOP_COLOUR in window.route_label.styleSheet()
+    assert "Monitor of VirtualSpeaker" in route and "cancelled" in route and LOOP_COLOUR in window.route_label.styleSheet()
     window.output_combo.setCurrentIndex(window.output_combo.findData(f"pulse:{va.MIC_SINK}"))
     assert "nothing to cancel" in window.route_label.text() and ROUTE_COLOUR in window.route_label.styleSheet()
     assert window.headphones.isHidden()

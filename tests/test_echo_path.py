@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from engine.audio.echo_canceller import EchoCanceller, erle_db
+from engine.audio.kalman_echo import BLOCK
 from engine.audio.played_track import PlayedTrack
 from engine.audio.room import RoomMicrophone, room_response, speech_level
 from engine.pipeline.bench_echo import echo_words
@@ -87,6 +88,21 @@ def test_the_kalman_canceller_keeps_the_speaker_through_double_talk() -> None:
     left = out[late] - speaker[late]  # what is left that is not the speaker: the echo not removed
     assert erle_db(echo[late], left) > 10
     kept = speech_level(out[late]) / speech_level(speaker[late])
+    assert 0.9 < kept < 1.1
+
+
+def test_what_is_left_of_the_echo_alone_is_silenced_and_the_speaker_over_it_is_not() -> None:
+    """The recognizer hears words far below the speaker's level: once the filter has converged, a stretch of echo
+    alone comes out as silence (the gate), while the speaker talking over the echo comes through."""
+    far, speaker = _speechlike(10.0, 2), _speechlike(10.0, 7)
+    speaker[: 6 * RATE] = 0.0  # the voice alone for 6 s, then both
+    echo = _room_echo(far)
+    canceller = EchoCanceller("kalman")
+    out = canceller.process(speaker + echo, far)[canceller.delay_samples :]
+    alone = slice(4 * RATE, 6 * RATE - BLOCK)
+    assert not out[alone].any() and canceller.echo_only_s >= 2.0
+    both = slice(7 * RATE, out.size)
+    kept = speech_level(out[both]) / speech_level(speaker[both])
     assert 0.9 < kept < 1.1
 
 

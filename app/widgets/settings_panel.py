@@ -77,8 +77,9 @@ class SettingsPanel(QWidget):
         self.source.addItems([SOURCE_MIC, SOURCE_SYSTEM, SOURCE_FILE])
         self.source.setToolTip(
             "Microphone: a person in the room (with headphones, or speakers with Echo guard “cancel”).\n"
-            "This computer's sound: what plays on this computer (a call, a lecture, a video): play the voice on "
-            "another output, e.g. headphones, so every word is heard.\nRecording: a WAV/FLAC file."
+            "This computer's sound: what plays on this computer (a call, a lecture, a video). The voice's own sound "
+            "is cancelled from it; on another output (headphones) the other applications are lowered while the "
+            "voice speaks.\nRecording: a WAV/FLAC file."
         )
         self.source_file = QLineEdit()
         self.source_file.setPlaceholderText("a WAV/FLAC recording to shadow")

@@ -3,9 +3,10 @@
 The reference (the far end) is the voice exactly as it was played, on the same clock as the microphone, so the
 canceller has to find only the acoustic path and what is left of the device delays. Two methods:
 
-- ``kalman`` (the default): a linear frequency-domain Kalman filter and a gentle residual-echo suppressor
-  (``engine.audio.kalman_echo``). It subtracts its estimate of the echo and lowers only the frequencies that are
-  mostly echo, so the speaker's words survive double talk. Its output is 20 ms late.
+- ``kalman`` (the default): a linear frequency-domain Kalman filter, a gentle residual-echo suppressor and a gate
+  on what is only echo (``engine.audio.kalman_echo``). It subtracts its estimate of the echo and lowers only the
+  frequencies that are mostly echo, so the speaker's words survive double talk; a block left far below what the
+  microphone heard is silenced. Its output is 20 ms late.
 - ``webrtc``: the WebRTC audio processing module's AEC3 (``pywebrtc-audio``), the echo canceller of the browsers.
   After its linear filter it suppresses whatever may still be echo; in shadowing the speaker talks through almost
   all of the voice, and that suppressor takes the speaker's words with it (``bench echo``, docs/RESULTS.md).
@@ -23,7 +24,7 @@ from types import ModuleType
 
 import numpy as np
 
-from engine.audio.kalman_echo import BLOCK, KalmanEchoFilter, ResidualSuppressor
+from engine.audio.kalman_echo import BLOCK, KalmanEchoFilter, ResidualGate, ResidualSuppressor
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +63,7 @@ class EchoCanceller:
         self.path = path
         self._filter = KalmanEchoFilter.for_path(path, RATE) if method == "kalman" else None
         self._suppressor = ResidualSuppressor() if method == "kalman" else None
+        self._gate = ResidualGate() if method == "kalman" else None
         self._apm = None
         self._ns = None
         if method == "webrtc":
@@ -104,6 +106,13 @@ class EchoCanceller:
         """Take over what ``old`` held back (less than a block), so that a canceller started again loses no input;
         the 20 ms ``old``'s suppressor still held are given as silence."""
         self._near_rest, self._far_rest = old._near_rest, old._far_rest
+        if self._gate is not None and old._gate is not None:
+            self._gate.gated_blocks += old._gate.gated_blocks
+
+    @property
+    def echo_only_s(self) -> float:
+        """How much of the output was silenced as nothing but the echo's remains."""
+        return self._gate.gated_blocks * BLOCK / RATE if self._gate is not None else 0.0
 
     def state(self) -> object | None:
         """What the canceller learned of the echo path (None for the WebRTC canceller, which keeps its own)."""
@@ -123,11 +132,12 @@ class EchoCanceller:
     def _cancel(self, near: np.ndarray, far: np.ndarray) -> np.ndarray:
         if self._apm is not None:
             return np.asarray(self._apm.process(near, far), np.float32)
-        kalman, suppressor = self._filter, self._suppressor
-        assert kalman is not None and suppressor is not None
+        kalman, suppressor, gate = self._filter, self._suppressor, self._gate
+        assert kalman is not None and suppressor is not None and gate is not None
         size = self.frame
-        out = np.concatenate([suppressor.block(kalman.block(near[i : i + size], far[i : i + size]),
-                                               kalman.residual_power)
+        out = np.concatenate([gate.block(near[i : i + size],
+                                         suppressor.block(kalman.block(near[i : i + size], far[i : i + size]),
+                                                          kalman.residual_power))
                               for i in range(0, near.size, size)])  # fmt: skip
         return np.asarray(self._ns.process(out), np.float32) if self._ns is not None else out
 

@@ -34,6 +34,12 @@ PATHS = ("room", "digital")
 NOISE_SMOOTHING = 0.8  # of the observation-noise estimate (the speaker and the echo not modelled), per block
 OVER_SUBTRACTION = 2.0  # the suppressor removes this many times the residual echo it expects
 GAIN_FLOOR = 0.03  # and never lowers a bin by more than this (-30 dB)
+# A block the canceller made this much quieter than the microphone heard it holds nothing but what is left of the
+# echo, and is silenced: the recognizer hears speech far below the speaker's level (a window's loudness does not
+# matter to it), and 30-50 dB down the voice's words were still recognized and spoken again. The speaker talking
+# over the echo leaves a block within a few dB of what was heard.
+ECHO_ONLY_DB = 25.0
+QUIET = 1e-8  # a block's mean square below this (-80 dBFS) is silence either way
 
 
 class KalmanEchoFilter:
@@ -149,3 +155,27 @@ class ResidualSuppressor:
         done = self._tail + out[:b]
         self._tail = out[b:]
         return done.astype(np.float32)
+
+
+class ResidualGate:
+    """Per block: the microphone's block and the canceller's output for the block before it (the suppressor's
+    output is one block late) → that output, silenced when it is ``ECHO_ONLY_DB`` below what was heard. Each block
+    fades from the last block's gain to its own, so the gate does not click."""
+
+    def __init__(self, block: int = BLOCK) -> None:
+        self._heard = np.zeros(block)  # the microphone's block the next output belongs to
+        self._gain = 1.0
+        self._ratio = 10 ** (-ECHO_ONLY_DB / 10)
+        self.gated_blocks = 0
+
+    def block(self, near: np.ndarray, out: np.ndarray) -> np.ndarray:
+        heard = float(np.mean(np.square(self._heard)))
+        self._heard = np.asarray(near, np.float64)
+        echo_only = heard > QUIET and float(np.mean(np.square(out, dtype=np.float64))) < heard * self._ratio
+        gain = 0.0 if echo_only else 1.0
+        self.gated_blocks += echo_only
+        if gain == self._gain == 1.0:
+            return out
+        faded = out * np.linspace(self._gain, gain, out.size, dtype=np.float32)
+        self._gain = gain
+        return faded.astype(np.float32)

@@ -34,6 +34,9 @@ DEFAULT_BLOCK = 1024  # a fixed block size: a variable one underruns through ALS
 DEFAULT_LATENCY_S = 0.2
 DEFAULT_BUFFER_S = 20.0
 CALLBACK_NOTES = 4096  # bounded record of callbacks not yet polled (~90 s at 1024-frame blocks and 48 kHz)
+# A block starts where the one before it ended, unless the device's own clock puts it further away than this (the
+# device played silence meanwhile, or the chain had drifted): it then starts where the device says.
+RESYNC_S = 0.03
 
 
 @dataclass(slots=True)
@@ -80,7 +83,8 @@ class Player:
         self.device_rate = self._negotiate_rate()
         self._resampler = StreamResampler(sample_rate, self.device_rate)
         self._ring = RingBuffer(int(buffer_s * self.device_rate))
-        self._notes: collections.deque[tuple[int, int, float]] = collections.deque(maxlen=CALLBACK_NOTES)
+        # per callback: frames, real frames among them, the timer then, and how long until its first frame plays
+        self._notes: collections.deque[tuple[int, int, float, float | None]] = collections.deque(maxlen=CALLBACK_NOTES)
         self._pieces: collections.deque[PlayedPiece] = collections.deque()
         self._finished: collections.deque[PlayedPiece] = collections.deque(maxlen=CALLBACK_NOTES)
         self._outbox: collections.deque[PlayedPiece] = collections.deque(maxlen=CALLBACK_NOTES)
@@ -121,7 +125,7 @@ class Player:
         real = self._ring.read_into(outdata[:, 0])
         if self._on_output is not None:
             self._copies.append(outdata[:, 0].copy())  # appended before its note: poll finds it with the note
-        self._notes.append((frames, real, self._timer()))
+        self._notes.append((frames, real, self._timer(), _until_played(time_info)))
 
     @property
     def output_latency_s(self) -> float:
@@ -146,8 +150,9 @@ class Player:
     def poll(self) -> list[PlayedPiece]:
         """Process the callback notes; returns the pieces that finished playing since the last call.
 
-        Times come from the stream's own clock: the first callback's time plus frames handed to the device over
-        the device rate (callbacks themselves arrive in bursts, so their times are jittery).
+        Times come from the device: each callback says when its first frame will reach the speaker (PortAudio's
+        DAC time; the reported output latency where the host API gives none). Blocks follow one another by their
+        frame counts while the device agrees within ``RESYNC_S``.
         """
         with self._poll_lock:
             return self._poll()
@@ -163,12 +168,17 @@ class Player:
         latency = self.output_latency_s
         done: list[PlayedPiece] = []
         while self._notes:
-            frames, real, at = self._notes.popleft()
+            frames, real, at, until_played = self._notes.popleft()
             played = self._copies.popleft() if self._on_output is not None and self._copies else None
-            # A block starts playing when the one before it ends, but never before its callback ran plus the
-            # output latency: callbacks come in bursts (so their own times run early), and a late callback means
-            # the server played silence meanwhile (so counting frames alone runs early too).
-            block_start = at + latency if self._t0 is None else max(self._t0, at + latency)
+            # A block starts playing when the one before it ends, as long as the device's clock agrees. A late
+            # callback means the server played silence meanwhile; and the stream's reported latency is not when
+            # the device plays: at the start the server plays the first blocks as they come, and a chain started
+            # from the reported latency (and only ever moved later) stayed 0.26 s late (a sound server, 16 kHz).
+            device_says = at + (latency if until_played is None else until_played)
+            if self._t0 is None or abs(device_says - self._t0) > RESYNC_S:
+                block_start = device_says
+            else:
+                block_start = self._t0
             self._t0 = block_start + frames / self.device_rate  # when this block ends
             if played is not None:
                 self._on_output(played, block_start)  # type: ignore[misc]
@@ -257,3 +267,15 @@ class Player:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _until_played(time_info: object) -> float | None:
+    """How long from the callback until the first frame of its block plays (PortAudio's DAC time), or None where
+    the host API leaves the times at zero."""
+    try:
+        dac, now = float(time_info.outputBufferDacTime), float(time_info.currentTime)  # type: ignore[attr-defined]
+    except (AttributeError, TypeError):
+        return None
+    if dac <= 0.0 or now <= 0.0 or not 0.0 <= dac - now < 2.0:
+        return None
+    return dac - now

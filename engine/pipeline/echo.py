@@ -32,6 +32,10 @@ DEFAULT_TAIL_S = 0.4
 SHIFT_ABOVE_S = 0.1
 DELAY_MARGIN_S = 0.02
 GATE_BLOCK_S = 0.1  # a recording's intake is gated in blocks of this length, as a microphone delivers them
+# A learned path is moved to this session's echo only when the two delays differ by more than this: one route's
+# delay measures a few milliseconds differently from session to session (70.9, 70.2, 68.2 ms through the test
+# server's loopback), and a path moved by that is off by dozens of samples, cancelling little above a few hundred Hz.
+REALIGN_ABOVE_S = 0.01
 REANCHOR_S = 0.05  # a block this far from where the last one ended (a dropped block, a new clock) re-reads the track
 
 
@@ -168,8 +172,9 @@ class EchoPath:
         """A measured delay: a long one (or an echo that comes before the reference says the voice played) is taken
         out of the reference, and the canceller starts again on the shifted one; a digital copy's filter starts
         from the delay left. A path an earlier session learned on this route is moved by how much later its echo
-        comes in this session's reference: live, each session's clocks line up a few tens of milliseconds
-        differently (the output's latency is estimated), and a path off by that subtracts an echo not there."""
+        comes in this session's reference, when that is more than the measurement's own spread: the session's
+        clocks may line up differently (a device's latency changed), and a path off by that subtracts an echo not
+        there."""
         canceller = self.canceller
         assert canceller is not None
         shift = delay_s - DELAY_MARGIN_S if delay_s > SHIFT_ABOVE_S or delay_s < 0 else 0.0
@@ -183,7 +188,8 @@ class EchoPath:
             state, echo_at_s = self._realign
             self._realign = None
             lag_s = (delay_s - self.shift_s) - echo_at_s
-            if restarted or abs(lag_s) * self.track.rate >= 1:  # the learned path where this session's echo is
+            lag_s = lag_s if abs(lag_s) > REALIGN_ABOVE_S else 0.0
+            if restarted or lag_s:  # the learned path where this session's echo is
                 self.canceller.restore(state, lag_s)
         elif self.canceller.path == "digital" and not self.warm:
             self.canceller.seed_delay(delay_s - self.shift_s)
@@ -207,6 +213,6 @@ class EchoPath:
                 aec_compute_ratio=self.compute_s / self.audio_s if self.audio_s else None, aec_audio_s=self.audio_s,
                 hint_ms=self.hint_s * 1000, measured_delay_ms=None if delay is None else delay * 1000,
                 shift_ms=self.shift_s * 1000, noise_suppression=canceller.noise_suppression, warm_start=self.warm,
-                reanchored=self.reanchored,
+                reanchored=self.reanchored, echo_only_s=canceller.echo_only_s,
             )  # fmt: skip
         return figures

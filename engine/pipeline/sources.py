@@ -1,9 +1,9 @@
 """What a live session hears: the microphone, this computer's sound (an output's monitor), or a named source.
 
 Choosing a source also chooses the route against the voice's echo. When the capture is the monitor of the output
-the voice plays on, the voice would be heard again: it is then gated (not heard while it plays), or with the echo
-guard ``cancel`` asked for, cancelled as an exact digital copy (experimental: in the test server's runs the voice
-was still heard again). When the voice plays elsewhere (headphones on another output), nothing is needed.
+the voice plays on, the voice would be heard again: its own samples, known exactly, are cancelled there (the echo
+guard ``cancel`` on the digital path), or with ``gate`` asked for, the source is not heard while the voice plays.
+When the voice plays elsewhere (headphones on another output), nothing is needed.
 
 ``plan_source`` says what a choice means (the window shows it before Start); ``open_source`` opens it.
 """
@@ -58,13 +58,12 @@ def plan_source(source: str, config: ShadowConfig) -> SourcePlan:
     voice_output = config.output_device if isinstance(config.output_device, str) else None
     loops = device.monitor_of == _voice_sink(voice_output)
     heard = device.description.removeprefix("Monitor of ")
-    if loops and config.echo_guard == "cancel":  # asked for: the digital path does not yet keep the voice out
-        route = f"the voice plays on {heard}: its own sound is cancelled (experimental: the voice may be heard again)"
-        config = replace(config, echo_hint_ms=0.0, echo_path="digital")
+    if loops and config.echo_guard == "gate":  # asked for
+        route = (f"the voice plays on {heard}, which is heard: the source is not heard while the voice plays (gate); "
+                 "to hear every word, choose the echo guard cancel or play the voice on another output")  # fmt: skip
     elif loops:
-        route = (f"the voice plays on {heard}, which is heard: it is not heard while it plays (gate); to hear every "
-                 "word, play the voice on another output")  # fmt: skip
-        config = replace(config, echo_guard="gate")
+        route = f"the voice plays on {heard}, which is heard: the voice's own sound is cancelled from it"
+        config = replace(config, echo_guard="cancel", echo_hint_ms=0.0, echo_path="digital")
     else:
         route = "the voice plays on another output: nothing to cancel"
     return SourcePlan(device.name, True, f"this computer's sound ({device.description})", route, config,
