@@ -80,7 +80,7 @@ class Player:
         self.latency_s = latency_s
         self._timer = timer
         self._sd = sounddevice_module()
-        self.device_rate = self._negotiate_rate()
+        self.device_rate = negotiate_rate(device, "output", sample_rate)
         self._resampler = StreamResampler(sample_rate, self.device_rate)
         self._ring = RingBuffer(int(buffer_s * self.device_rate))
         # per callback: frames, real frames among them, the timer then, and how long until its first frame plays
@@ -99,9 +99,6 @@ class Player:
         self._stream = None
         self._lock = threading.Lock()
         self._close_lock = threading.Lock()
-
-    def _negotiate_rate(self) -> int:
-        return negotiate_rate(self.device, "output", self.source_rate)
 
     # ----- stream
     def start(self) -> None:
