@@ -91,6 +91,28 @@ def test_the_kalman_canceller_keeps_the_speaker_through_double_talk() -> None:
     assert 0.9 < kept < 1.1
 
 
+def test_a_new_filter_expects_a_room_and_learns_it_sooner_in_double_talk(monkeypatch) -> None:
+    """The path's prior is flat over the first 0.1 s of lag and falls after it as a room's echo does: in the first
+    seconds of double talk, what is left of the echo is lower than with a prior as unsure of the tail as of the start
+    (the speaker's first words over the voice's first words, live)."""
+    from engine.audio import kalman_echo
+
+    def echo_left(decay_db_per_s: float) -> float:
+        monkeypatch.setattr(kalman_echo, "PRIOR_DECAY_DB_PER_S", decay_db_per_s)
+        canceller = EchoCanceller("kalman")
+        out = canceller.process(speaker + echo, far)[canceller.delay_samples :]
+        first = slice(0, 3 * RATE)
+        return float(erle_db(echo[first], out[first] - speaker[first]))
+
+    far, speaker = _speechlike(3.5, 2), _speechlike(3.5, 7)
+    echo = _room_echo(far)
+    prior = kalman_echo.KalmanEchoFilter()._uncertainty[:, 0]
+    flat = int(kalman_echo.PRIOR_FLAT_S * RATE / BLOCK)
+    assert np.allclose(prior[: flat + 1], prior[0]) and np.all(np.diff(prior[flat:]) < 0)
+    assert np.allclose(kalman_echo.KalmanEchoFilter.for_path("digital")._uncertainty, kalman_echo.DIGITAL_UNCERTAINTY)
+    assert echo_left(kalman_echo.PRIOR_DECAY_DB_PER_S) > echo_left(0.0) + 1.0
+
+
 def test_what_is_left_of_the_echo_alone_is_silenced_and_the_speaker_over_it_is_not() -> None:
     """The recognizer hears words far below the speaker's level: once the filter has converged, a stretch of echo
     alone comes out as silence (the gate), while the speaker talking over the echo comes through."""

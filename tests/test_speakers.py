@@ -23,9 +23,10 @@ pytestmark = pytest.mark.audio
 RECORDING = "ls_2412-153948-0000"  # 11.7 s
 ECHO_DB = 6.0
 TAIL_S = 3.0  # the microphone listens on while the voice finishes (and is heard)
-# What cancel holds here (measured: 0.056-0.139 and no echo word in eight sessions, first on the route or after it;
-# the target, 0.05, is not met: docs/RESULTS.md); with no guard, 0.53-0.58
-CANCEL_WER, CANCEL_ECHO_WORDS, UNGUARDED_WER = 0.17, 1, 0.3
+# What cancel holds here (measured, the first session on the route: 0.0-0.056 and no echo word in four, two at
+# 0.056, two words of 36; the target is 0.05: docs/RESULTS.md). With no guard, 0.25-0.81: the echo comes back, as
+# repeated phrases the echo-word count does not always catch (0-17 of them), so the unguarded check is on the WER.
+CANCEL_WER, CANCEL_ECHO_WORDS, UNGUARDED_WER = 0.06, 0, 0.2
 
 
 def _session(audio: va.VirtualAudio, models, wav, guard: str) -> dict:  # noqa: ANN001
@@ -65,7 +66,7 @@ def test_on_speakers_cancel_keeps_the_voice_out_of_what_is_heard(
     virtual_audio, shadow_models, speech_dir, speech_manifest
 ) -> None:
     """The first session on the route learns the room while the speaker talks over the voice, and commits close to
-    what headphones commit, with at most a word or two of the voice's; with no guard the voice's words come back.
+    what headphones commit, none of the voice's words among them; with no guard the voice's words come back.
     (The sessions after it start from what it learned: tests/test_echo_path.py, and docs/RESULTS.md for real.)"""
     entry = next(e for e in speech_manifest if e["id"] == RECORDING)
     wav = speech_dir / entry["wav"]
@@ -80,6 +81,7 @@ def test_on_speakers_cancel_keeps_the_voice_out_of_what_is_heard(
     measured = {}
     for name, report in (("cancel", cancelled), ("off", unguarded)):
         measured[name] = (wer(headphones["committed_text"], report["committed_text"]),
-                          len(echo_words(report["words"], entry["text"])), report["committed_text"])  # fmt: skip
+                          len(echo_words(report["words"], entry["text"])))  # fmt: skip
+    measured["texts"] = [report["committed_text"] for report in (headphones, cancelled, unguarded)]
     assert measured["cancel"][0] <= CANCEL_WER and measured["cancel"][1] <= CANCEL_ECHO_WORDS, measured
-    assert measured["off"][0] > UNGUARDED_WER and measured["off"][1] > measured["cancel"][1], measured
+    assert measured["off"][0] > max(UNGUARDED_WER, measured["cancel"][0] + 0.1), measured
