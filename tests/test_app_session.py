@@ -15,7 +15,7 @@ from PySide6.QtGui import QImage
 
 from engine import paths
 from engine.audio.io import load_audio
-from engine.metrics.wer import wer
+from engine.metrics.wer import wer, word_errors
 from engine.pipeline.recorder import INPUT_WAV, METRICS, OUTPUT_WAV, REPORT, TRANSCRIPT
 from tests import virtual_audio as va
 
@@ -313,8 +313,10 @@ def test_start_with_a_cold_cache_keeps_every_word_said_while_preparing(
     report = window.controller.session.figures.report()
     models = window.controller.models
     from_file = shadow_file(speech_dir / item["wav"], ShadowConfig(), models, entry=item, speech_chain=False)
-    heard = wer(item["text"], report["committed_text"])
     assert report["committed_text"].lower().startswith("if the reader"), report["committed_text"]
-    assert heard <= wer(item["text"], from_file["committed_text"]) + 0.05, report["committed_text"]
+    # the words said and not committed (a word Whisper adds after the end, "I'll" once, is not a word lost)
+    lost = [word_errors([item["text"]], [r["committed_text"]]) for r in (report, from_file)]
+    missed = [n.deletions + n.substitutions for n in lost]
+    assert missed[0] <= missed[1] + 1, report["committed_text"]
     words = window.controller.session.figures.words
     assert 0 < words[0]["source_start_s"] < 1.5  # on the clock that started when the microphone opened

@@ -30,7 +30,8 @@ INITIAL_UNCERTAINTY = 0.1
 # as a room's echo does (40 dB over the next 0.3 s). A filter as unsure of the tail as of the first reflections
 # spreads what it learns in the first seconds of double talk over all of it. Cold, the echo the speaker's words
 # came out with went from 11.7 to 14.1 dB below the echo heard (median, simulated room on ../shared/speech-hard;
-# 10.3 to 11.9 on ../shared/speech); live through the test loopback, ten sessions replayed: WER 0.049 to 0.011.
+# 10.3 to 11.9 on ../shared/speech); ten live sessions through the test loopback, replayed: mean WER against the
+# transcript 0.011 (max 0.056), with the prior flat 0.028-0.093 (docs/RESULTS.md).
 PRIOR_FLAT_S = 0.1
 PRIOR_DECAY_DB_PER_S = 40.0 / 0.3
 # A digital path (the monitor of the output the voice plays on: its exact copy, through the server's resampler) is
@@ -41,8 +42,8 @@ PATHS = ("room", "digital")
 NOISE_SMOOTHING = 0.8  # of the observation-noise estimate (the speaker and the echo not modelled), per block
 # The suppressor removes this many times the residual echo it expects. While the filter is new, it expects the
 # whole prior as residual and lowers every frequency the voice sounds at, the speaker's words with them: twice the
-# estimate turned the speaker's "antecedents", said over the voice's first words, into "hands of theta" (live
-# loopback, 4 sessions: 0.09 against the transcript, 0.03 with 1.0; the simulated room 0.098 and 0.096).
+# estimate turned the speaker's "antecedents", said over the voice's first words, into "hands of theta" (four live
+# loopback sessions replayed: 0.09 against the transcript, 0.03 with 1.0; the simulated room 0.098 and 0.096).
 OVER_SUBTRACTION = 1.0
 GAIN_FLOOR = 0.03  # and never lowers a bin by more than this (-30 dB)
 # A block the canceller made this much quieter than the microphone heard it holds nothing but what is left of the
