@@ -715,6 +715,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_cpu_slowdown(ev)
     ev.set_defaults(func=_run_eval)
 
+    from engine.practice.command import add_parser as add_practice
+
+    add_practice(sub, common)
+
     selftest = sub.add_parser(
         "self-test", parents=[common], help="load every bundled model, speak and recognize a sentence, open the window"
     )
