@@ -66,7 +66,9 @@ def test_a_sentence_start_followed_by_a_pause_is_spoken_before_the_speaker_goes_
     cut = int((times[words_before - 1][2] + times[words_before][1]) / 2 * 16000)
     audio = np.concatenate([audio[:cut], np.zeros(3 * 16000, np.float32), audio[cut:]])
     report = ShadowSession(ShadowConfig(), shadow_models).run_file(audio).report()
-    before = [w for w in report["words"] if w["source_end_s"] < cut / 16000 + 0.3]
+    # the words heard before the pause are those committed before the speaker goes on: Whisper may time a word heard
+    # after it into the pause (on an AMD EPYC, "an ill" as "Anil", timed to end at 1.21 s and committed at 4.5 s)
+    before = [w for w in report["words"] if w["commit_s"] < cut / 16000 + 3.0]
     assert [normalize_for_wer(w["text"]) for w in before] == [t[0] for t in times[:words_before]]
     for word in before:
         assert word["ready_s"] - word["commit_s"] < MAX_WAIT_S / 2, word  # 0.0-0.9 s

@@ -153,7 +153,9 @@ def test_another_recordings_words_spliced_in_are_added(machine_attempt, tmp_path
     assert report["evs_s"]["count"] >= machine_attempt["report"]["evs_s"]["count"] - 1
 
 
-def test_the_command_prints_the_score_and_writes_the_report(machine_attempt, tmp_path: Path) -> None:
+def test_the_command_prints_the_score_and_writes_the_report(
+    machine_attempt, tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture
+) -> None:
     from engine.cli import main
 
     out = tmp_path / "practice.json"
@@ -164,6 +166,10 @@ def test_the_command_prints_the_score_and_writes_the_report(machine_attempt, tmp
     for key in ("evs_s", "accuracy", "missed_words", "added_words", "substituted_words", "rate_ratio",
                 "longest_lost_s"):  # fmt: skip
         assert key in report
+    assert "ear-voice span: median" in capsys.readouterr().out
+    assert main(["practice", str(machine_attempt["source"]), "--history"]) == 0  # the attempt was kept
+    assert "EVS median" in capsys.readouterr().out
+    assert main(["practice", str(machine_attempt["source"])]) == 2  # neither an attempt nor --history
     assert main(["practice", str(machine_attempt["source"]), "--voice", str(tmp_path / "none.wav")]) == 2
     broken = tmp_path / "broken.wav"
     broken.write_bytes(b"RIFF not a wave")
@@ -197,3 +203,36 @@ def test_an_attempt_in_another_language_is_scored_in_it(speech_xx_dir: Path, tmp
     lost = report["missed_words"] + report["substituted_words"] - whole["missed_words"] - whole["substituted_words"]
     assert 2 <= lost <= 5, (lost, report["attempt_text"])
     assert report["evs_s"]["median"] == pytest.approx(delay_s, abs=0.05)
+
+
+def test_an_interpreting_attempt_is_timed_per_sentence_and_scored_with_chrf(
+    speech_xx_dir: Path, tmp_path: Path
+) -> None:
+    """The source in Spanish; the attempt is the English voice saying the reference translation, starting 1 s after
+    the source ends: its one sentence's lag is that 1 s plus the voice's own length, and its chrF is high."""
+    from engine.asr.vad import SileroVad, speech_flags
+    from engine.cli import main
+    from engine.practice.interpreting import interpret_practice_file, load_translator
+
+    source = speech_xx_dir / "wav" / "cv_es_19599961.wav"
+    entry = next(
+        json.loads(line)
+        for line in (speech_xx_dir / "manifest.jsonl").read_text().splitlines()
+        if '"cv_es_19599961"' in line
+    )
+    spoken = tmp_path / "spoken.wav"
+    assert main(["speak", entry["translation"].lower(), "--out", str(spoken)]) == 0
+    voice, source_audio = load_audio(spoken), load_audio(source)
+    flags = speech_flags(source_audio, SileroVad())
+    speech_end_s = (int(np.flatnonzero(flags)[-1]) + 1) * 512 / SAMPLE_RATE
+    voice_end_s = (int(np.flatnonzero(speech_flags(voice, SileroVad()))[-1]) + 1) * 512 / SAMPLE_RATE
+    lead = np.zeros(source_audio.size + SAMPLE_RATE, np.float32)  # the person waits 1 s after the source ends
+    attempt = tmp_path / "attempt.wav"
+    _save(attempt, np.concatenate([lead, voice]), SAMPLE_RATE)
+    report = interpret_practice_file(source, attempt, "es", translator=load_translator("es"),
+                                     english=load_recognizer("en"))  # fmt: skip
+    expected = source_audio.size / SAMPLE_RATE + 1.0 + voice_end_s - speech_end_s
+    lag = report["sentence_lag_s"]
+    assert report["chrf_against"] == "reference translation" and report["chrf"] >= 60, report["attempt_text"]
+    assert lag["count"] == report["sentences"] >= 1
+    assert lag["per_sentence"][-1]["lag_s"] == pytest.approx(expected, abs=0.4), (lag, expected)

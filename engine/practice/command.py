@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 from engine.practice.score import ACCURACY, EVS_S, LONGEST_LOST_S, MISSED_WORDS, RATE_RATIO
@@ -17,42 +18,101 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         "practice", parents=[common], help="score a person's shadowing of a recording: ear-voice span, words missed"
     )
     practice.add_argument("source", help="the recording that was shadowed (WAV, FLAC, OGG)")
-    practice.add_argument("--voice", metavar="ATTEMPT", required=True,
+    practice.add_argument("--voice", metavar="ATTEMPT",
                           help="the person's recording, begun when the source began (else --offset-s)")  # fmt: skip
-    practice.add_argument("--lang", default="en", metavar="L",
-                          help="the language spoken (en, es, fr, de, ...; default en)")  # fmt: skip
+    practice.add_argument(
+        "--lang",
+        metavar="L",
+        help="the source's language (en, es, fr, de, ...; default en, or detected with --interpret)",
+    )
+    practice.add_argument(
+        "--interpret",
+        action="store_true",
+        help="the source is in another language and the attempt interprets it into English",
+    )
     practice.add_argument("--offset-s", type=float, default=0.0, metavar="S",
                           help="the attempt began this long after the source (negative: before)")  # fmt: skip
     practice.add_argument("--json", action="store_true", help="print the whole report as JSON")
     practice.add_argument("--report", metavar="JSON", help="also write the whole report here")
+    practice.add_argument("--history", action="store_true", help="list the past attempts at SOURCE (progress)")
+    practice.add_argument("--no-history", action="store_true", help="do not keep this attempt in the history")
     practice.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from engine.asr.backend import AsrError
     from engine.audio.io import AudioFileError
+    from engine.practice import history
     from engine.practice.attempt import practice_file
 
+    if not args.voice and not args.history:
+        print("liveshadow: practice needs --voice ATTEMPT (or --history)", file=sys.stderr)
+        return EXIT_USAGE
     for path in (args.source, args.voice):
-        if not Path(path).is_file():
+        if path and not Path(path).is_file():
             print(f"liveshadow: no such file: {path}", file=sys.stderr)
             return EXIT_USAGE
+    if not args.voice:
+        print(history_text(history.attempts(Path(args.source))))
+        return EXIT_OK
     if args.report and not Path(args.report).resolve().parent.is_dir():
         print(f"liveshadow: the folder of {args.report} does not exist", file=sys.stderr)
         return EXIT_USAGE
     try:
-        report = practice_file(Path(args.source), Path(args.voice), args.lang, args.offset_s)
+        if args.interpret:
+            from engine.practice.interpreting import interpret_practice_file
+
+            report = interpret_practice_file(Path(args.source), Path(args.voice), args.lang, args.offset_s)
+        else:
+            report = practice_file(Path(args.source), Path(args.voice), args.lang or "en", args.offset_s)
     except (AsrError, AudioFileError, OSError) as exc:
         print(f"liveshadow: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    if not args.no_history:
+        try:
+            history.record(report, Path(args.source))
+        except OSError as exc:  # the score is still printed and written
+            print(f"liveshadow: the attempt was not kept in the history: {exc}", file=sys.stderr)
     text = json.dumps(report, indent=1, allow_nan=False)
     if args.report:
         Path(args.report).write_text(text, encoding="utf-8")
     if args.json:
         print(text)
         return EXIT_OK
-    print(summary(report))
+    print(interpreting_summary(report) if args.interpret else summary(report))
     return EXIT_OK
+
+
+def history_text(entries: list[dict]) -> str:
+    """One line per past attempt, oldest first."""
+    if not entries:
+        return "no attempt at this recording yet"
+    lines = []
+    for number, e in enumerate(entries, 1):
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e["at"]))
+        parts = [f"{number:3d}  {when}"]
+        if e.get("evs_median_s") is not None:
+            parts.append(f"EVS median {e['evs_median_s']:.2f} s")
+        if e.get("sentence_lag_median_s") is not None:
+            parts.append(f"sentence lag median {e['sentence_lag_median_s']:.2f} s")
+        if e.get("accuracy") is not None:
+            parts.append(f"accuracy {e['accuracy']:.0%}")
+        if e.get("chrf") is not None:
+            parts.append(f"chrF {e['chrf']:.1f}")
+        lines.append(", ".join(parts))
+    return "\n".join(lines)
+
+
+def interpreting_summary(report: dict) -> str:
+    lag = report["sentence_lag_s"]
+    lines = [f"source ({report['chrf_against']}): {report['english_text']}", f"you: {report['attempt_text']}"]
+    if lag["count"]:
+        lines.append(f"lag from a sentence's end to the end of yours: median {lag['median']:.2f} s, max "
+                     f"{lag['max']:.2f} s ({lag['count']} of {report['sentences']} sentences)")  # fmt: skip
+    else:
+        lines.append(f"none of the {report['sentences']} sentences was rendered")
+    lines.append(f"chrF {report['chrf']:.1f} against {report['chrf_against']}")
+    return "\n".join(lines)
 
 
 def summary(report: dict) -> str:

@@ -1,0 +1,136 @@
+"""Interpreting practice: the source in another language, the person speaking English. No word of the two aligns
+across languages, so the person's English is aligned with an English text of the source timed on the source: the
+reference translation (the manifest's ``translation``, or a ``.en.txt`` beside the recording) timed by Whisper base's
+own translation of the source, else that translation itself (marked as such).
+
+Per sentence of the source (its English text cut where the translation ends a sentence), the lag runs from the
+sentence's end to the end of the last word the person said for it; chrF compares all the person's words with the
+English text.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from engine.asr.backend import AsrBackend, AsrError
+from engine.asr.offline import transcribe_long
+from engine.asr.transcribe import manifest_entry
+from engine.asr.words import Word
+from engine.audio.io import load_audio
+from engine.metrics import machine_info
+from engine.metrics.translation import chrf
+from engine.practice.attempt import MAX_TOKENS, SAMPLE_RATE, load_recognizer
+from engine.practice.reference import timed_reference
+from engine.practice.score import PracticeScore, score
+
+log = logging.getLogger(__name__)
+
+SENTENCE_ENDS = (".", "?", "!", "。", "？", "！")
+SENTENCE_LAG_S = "sentence_lag_s"
+CHRF = "chrf"
+
+
+def load_translator(language: str | None) -> AsrBackend:
+    """Whisper base translating ``language`` (None: detected) into English."""
+    from engine.asr import whisper_base_model
+    from engine.asr.whisper_backend import WhisperBackend
+
+    folder = str(whisper_base_model.model_dir())
+    return WhisperBackend(folder, language=language, task="translate", max_new_tokens=MAX_TOKENS)
+
+
+def reference_translation(source: Path) -> str | None:
+    beside = source.with_suffix(".en.txt")
+    if beside.is_file() and beside.read_text(encoding="utf-8").strip():
+        return beside.read_text(encoding="utf-8").strip()
+    entry = manifest_entry(source)
+    return str(entry["translation"]) if entry and entry.get("translation") else None
+
+
+def sentence_ends(translated: Sequence[Word]) -> list[float]:
+    """The times the translation ends a sentence (its last word always does)."""
+    ends = [w.end_s for w in translated if w.text.rstrip().endswith(SENTENCE_ENDS)]
+    if translated and (not ends or ends[-1] < translated[-1].end_s):
+        ends.append(translated[-1].end_s)
+    return ends
+
+
+def sentence_lags(result: PracticeScore, ends: Sequence[float]) -> list[dict]:
+    """Per sentence: its end, the end of the person's last word for it, and the lag (None: nothing said for it)."""
+    out = []
+    start = float("-inf")
+    for end in ends:
+        said = [
+            result.attempt[p.attempt].end_s
+            for p in result.pairs
+            if p.source is not None and p.attempt is not None and start < result.source[p.source].end_s <= end + 1e-6
+        ]
+        rendered = max(said) if said else None
+        out.append(
+            {"source_end_s": end, "rendered_end_s": rendered, "lag_s": None if rendered is None else rendered - end}
+        )
+        start = end
+    return out
+
+
+def interpret_practice_file(
+    source: Path,
+    attempt: Path,
+    language: str | None = None,
+    offset_s: float = 0.0,
+    translator: AsrBackend | None = None,
+    english: AsrBackend | None = None,
+) -> dict:
+    """The report of one recorded attempt at interpreting ``source`` (in ``language``; None: detected) into English."""
+    source_audio, attempt_audio = load_audio(source), load_audio(attempt)
+    if not attempt_audio.size:
+        raise AsrError(f"{attempt} holds no audio")
+    translator = translator if translator is not None else load_translator(language)
+    english = english if english is not None else load_recognizer("en")
+    t0 = time.perf_counter()
+    translated = transcribe_long(translator, source_audio)
+    said = transcribe_long(english, attempt_audio)
+    compute_s = time.perf_counter() - t0
+    reference = reference_translation(source)
+    if reference:
+        target, origin = timed_reference(reference, translated, "en"), "reference translation"
+    else:
+        target, origin = list(translated), "liveshadow's own translation"
+    result = score(target, said, offset_s, "en")
+    lags = sentence_lags(result, sentence_ends(translated))
+    measured = [s["lag_s"] for s in lags if s["lag_s"] is not None]
+    attempt_text = " ".join(w.text for w in said)
+    english_text = reference or " ".join(w.text for w in translated)
+    report = {
+        SENTENCE_LAG_S: {"per_sentence": lags, **_median_max(measured)},
+        CHRF: chrf([english_text], [attempt_text]) if attempt_text.strip() else 0.0,
+        "chrf_against": origin,
+        "sentences": len(lags),
+        "sentences_said": len(measured),
+        "command": "practice",
+        "task": "interpret",
+        "source": str(source),
+        "attempt": str(attempt),
+        "language": language or getattr(translator, "language", None),
+        "offset_s": offset_s,
+        "english_text": english_text,
+        "translation_text": " ".join(w.text for w in translated),
+        "attempt_text": attempt_text,
+        "source_s": source_audio.size / SAMPLE_RATE,
+        "attempt_s": attempt_audio.size / SAMPLE_RATE,
+        "recognizer_compute_s": compute_s,
+        "machine": machine_info(),
+    }
+    log.info("scored an interpreting attempt %s: %d of %d sentences said", attempt, len(measured), len(lags))
+    return report
+
+
+def _median_max(values: Sequence[float]) -> dict:
+    import numpy as np
+
+    if not values:
+        return {"median": None, "max": None, "count": 0}
+    return {"median": float(np.median(values)), "max": float(max(values)), "count": len(values)}
