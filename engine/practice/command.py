@@ -111,7 +111,8 @@ def interpreting_summary(report: dict) -> str:
                      f"{lag['max']:.2f} s ({lag['count']} of {report['sentences']} sentences)")  # fmt: skip
     else:
         lines.append(f"none of the {report['sentences']} sentences was rendered")
-    lines.append(f"chrF {report['chrf']:.1f} against {report['chrf_against']}")
+    if report["chrf"] is not None:
+        lines.append(f"chrF {report['chrf']:.1f} against {report['chrf_against']}")
     return "\n".join(lines)
 
 

@@ -106,7 +106,7 @@ def interpret_practice_file(
     english_text = reference or " ".join(w.text for w in translated)
     report = {
         SENTENCE_LAG_S: {"per_sentence": lags, **_median_max(measured)},
-        CHRF: chrf([english_text], [attempt_text]) if attempt_text.strip() else 0.0,
+        CHRF: _chrf(english_text, attempt_text),
         "chrf_against": origin,
         "sentences": len(lags),
         "sentences_said": len(measured),
@@ -126,6 +126,16 @@ def interpret_practice_file(
     }
     log.info("scored an interpreting attempt %s: %d of %d sentences said", attempt, len(measured), len(lags))
     return report
+
+
+def _chrf(reference: str, attempt: str) -> float | None:
+    if not attempt.strip():
+        return 0.0
+    try:
+        return chrf([reference], [attempt])
+    except ImportError as exc:  # the packaged app leaves sacrebleu out
+        log.warning("chrF not computed (%s)", exc)
+        return None
 
 
 def _median_max(values: Sequence[float]) -> dict:
