@@ -150,7 +150,7 @@ def test_another_recordings_words_spliced_in_are_added(machine_attempt, tmp_path
     report = practice_file(machine_attempt["source"], spliced, backend=machine_attempt["backend"])
     added = report["added_words"] - machine_attempt["report"]["added_words"]
     assert added >= 12, (added, report["attempt_text"])
-    assert report["evs_s"]["count"] >= machine_attempt["report"]["evs_s"]["count"] - 1
+    assert report["evs_s"]["n"] >= machine_attempt["report"]["evs_s"]["n"] - 1
 
 
 def test_the_command_prints_the_score_and_writes_the_report(
@@ -234,5 +234,5 @@ def test_an_interpreting_attempt_is_timed_per_sentence_and_scored_with_chrf(
     expected = source_audio.size / SAMPLE_RATE + 1.0 + voice_end_s - speech_end_s
     lag = report["sentence_lag_s"]
     assert report["chrf_against"] == "reference translation" and report["chrf"] >= 60, report["attempt_text"]
-    assert lag["count"] == report["sentences"] >= 1
+    assert lag["n"] == report["sentences"] >= 1
     assert lag["per_sentence"][-1]["lag_s"] == pytest.approx(expected, abs=0.4), (lag, expected)

@@ -23,7 +23,7 @@ def _shifted(words: list[Word], lag_s: float) -> list[Word]:
 
 def test_a_perfect_shadower_two_seconds_behind_has_an_evs_of_two_seconds_on_every_word() -> None:
     report = score(SOURCE, _shifted(SOURCE, 2.0)).report()
-    assert report["evs_s"]["count"] == len(SOURCE)
+    assert report["evs_s"]["n"] == len(SOURCE)
     assert report["evs_s"]["median"] == pytest.approx(2.0) and report["evs_s"]["max"] == pytest.approx(2.0)
     assert report["accuracy"] == 1.0 and report["missed_words"] == report["added_words"] == 0
     assert report["rate_ratio"] == pytest.approx(1.0) and report["longest_lost_s"] == 0.0
@@ -56,7 +56,7 @@ def test_a_word_said_too_early_or_far_too_late_is_added_not_said() -> None:
     late = [Word("cat", 30.0, 30.3)]
     for attempt in (early, late):
         report = score(SOURCE, attempt).report()
-        assert report["evs_s"]["count"] == 0 and report["added_words"] == 1 and report["missed_words"] == len(SOURCE)
+        assert report["evs_s"]["n"] == 0 and report["added_words"] == 1 and report["missed_words"] == len(SOURCE)
 
 
 def test_a_misheard_word_is_one_substitution() -> None:
@@ -71,7 +71,7 @@ def test_an_unspaced_language_is_compared_character_by_character() -> None:
     attempt = [Word("今天", 2.0, 2.5), Word("天气很好", 2.5, 3.6)]
     assert [u.text for u in units(source, "zh")] == list("今天天气很好")
     report = score(source, attempt, language="zh").report()
-    assert report["accuracy"] == 1.0 and report["evs_s"]["count"] == 6
+    assert report["accuracy"] == 1.0 and report["evs_s"]["n"] == 6
 
 
 def test_a_reference_transcript_takes_the_recognizers_times() -> None:

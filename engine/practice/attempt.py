@@ -61,5 +61,5 @@ def practice_file(
         "source_text": " ".join(w.text for w in words), "attempt_text": " ".join(w.text for w in said),
         "recognizer_compute_s": compute_s, "machine": machine_info(),
     })  # fmt: skip
-    log.info("scored %s against %s: %d said of %d", attempt, source, report["evs_s"]["count"], len(words))
+    log.info("scored %s against %s: %d said of %d", attempt, source, report["evs_s"]["n"], len(words))
     return report

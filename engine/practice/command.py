@@ -106,9 +106,9 @@ def history_text(entries: list[dict]) -> str:
 def interpreting_summary(report: dict) -> str:
     lag = report["sentence_lag_s"]
     lines = [f"source ({report['chrf_against']}): {report['english_text']}", f"you: {report['attempt_text']}"]
-    if lag["count"]:
+    if lag["n"]:
         lines.append(f"lag from a sentence's end to the end of yours: median {lag['median']:.2f} s, max "
-                     f"{lag['max']:.2f} s ({lag['count']} of {report['sentences']} sentences)")  # fmt: skip
+                     f"{lag['max']:.2f} s ({lag['n']} of {report['sentences']} sentences)")  # fmt: skip
     else:
         lines.append(f"none of the {report['sentences']} sentences was rendered")
     if report["chrf"] is not None:
@@ -119,9 +119,9 @@ def interpreting_summary(report: dict) -> str:
 def summary(report: dict) -> str:
     evs = report[EVS_S]
     lines = [f"source: {report['source_text']}", f"you:    {report['attempt_text']}"]
-    if evs["count"]:
+    if evs["n"]:
         lines.append(f"ear-voice span: median {evs['median']:.2f} s, p90 {evs['p90']:.2f} s, max {evs['max']:.2f} s "
-                     f"({evs['count']} words said of {report['source_words']})")  # fmt: skip
+                     f"({evs['n']} words said of {report['source_words']})")  # fmt: skip
     else:
         lines.append(f"no word of the source's {report['source_words']} was said")
     accuracy = report[ACCURACY]

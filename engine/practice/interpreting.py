@@ -21,9 +21,10 @@ from engine.asr.transcribe import manifest_entry
 from engine.asr.words import Word
 from engine.audio.io import load_audio
 from engine.metrics import machine_info
+from engine.metrics.aggregate import aggregate
 from engine.metrics.translation import chrf
 from engine.practice.attempt import MAX_TOKENS, SAMPLE_RATE, load_recognizer
-from engine.practice.reference import timed_reference
+from engine.practice.reference import text_beside, timed_reference
 from engine.practice.score import PracticeScore, score
 
 log = logging.getLogger(__name__)
@@ -43,9 +44,9 @@ def load_translator(language: str | None) -> AsrBackend:
 
 
 def reference_translation(source: Path) -> str | None:
-    beside = source.with_suffix(".en.txt")
-    if beside.is_file() and beside.read_text(encoding="utf-8").strip():
-        return beside.read_text(encoding="utf-8").strip()
+    beside = text_beside(source, ".en.txt")
+    if beside:
+        return beside
     entry = manifest_entry(source)
     return str(entry["translation"]) if entry and entry.get("translation") else None
 
@@ -105,7 +106,7 @@ def interpret_practice_file(
     attempt_text = " ".join(w.text for w in said)
     english_text = reference or " ".join(w.text for w in translated)
     report = {
-        SENTENCE_LAG_S: {"per_sentence": lags, **_median_max(measured)},
+        SENTENCE_LAG_S: {"per_sentence": lags, **aggregate(measured)},
         CHRF: _chrf(english_text, attempt_text),
         "chrf_against": origin,
         "sentences": len(lags),
@@ -136,11 +137,3 @@ def _chrf(reference: str, attempt: str) -> float | None:
     except ImportError as exc:  # the packaged app leaves sacrebleu out
         log.warning("chrF not computed (%s)", exc)
         return None
-
-
-def _median_max(values: Sequence[float]) -> dict:
-    import numpy as np
-
-    if not values:
-        return {"median": None, "max": None, "count": 0}
-    return {"median": float(np.median(values)), "max": float(max(values)), "count": len(values)}

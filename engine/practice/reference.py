@@ -18,13 +18,18 @@ from engine.asr.words import Word
 from engine.practice.align import Unit, units
 
 
+def text_beside(wav: Path, suffix: str) -> str | None:
+    """The text of the file beside the recording with this suffix in place of its own, None if none or empty."""
+    beside = wav.with_suffix(suffix)
+    text = beside.read_text(encoding="utf-8").strip() if beside.is_file() else ""
+    return text or None
+
+
 def reference_text(wav: Path, entry: dict | None) -> tuple[str | None, str]:
     """The source's reference transcript and where it came from ("" when there is none)."""
-    beside = wav.with_suffix(".txt")
-    if beside.is_file():
-        text = beside.read_text(encoding="utf-8").strip()
-        if text:
-            return text, str(beside)
+    text = text_beside(wav, ".txt")
+    if text:
+        return text, str(wav.with_suffix(".txt"))
     if entry and entry.get("text"):
         return str(entry["text"]), "manifest"
     return None, ""

@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from engine.asr.words import Word
+from engine.metrics.aggregate import aggregate
 from engine.practice.align import Mark, Pair, Unit, align, units
 
 # report keys (issue 57; METRICS.md names where one exists)
@@ -79,7 +78,7 @@ class PracticeScore:
             })  # fmt: skip
         return {
             EVS_S: {
-                **_spread(evs),
+                **aggregate(evs),
                 "per_word": [
                     {"word": self.source[i].text, "source_end_s": self.source[i].end_s, "evs_s": e} for i, e in said
                 ],
@@ -104,14 +103,6 @@ def score(
     moved = [Word(w.text, w.start_s + offset_s, w.end_s + offset_s) for w in attempt]
     s, a = units(source, language), units(moved, language)
     return PracticeScore(s, a, align(s, a))
-
-
-def _spread(values: Sequence[float]) -> dict:
-    if not values:
-        return {"median": None, "p90": None, "max": None, "count": 0}
-    arr = np.asarray(values, dtype=float)
-    return {"median": float(np.median(arr)), "p90": float(np.percentile(arr, 90)), "max": float(arr.max()),
-            "count": int(arr.size)}  # fmt: skip
 
 
 def _rate(words: Sequence[Unit]) -> float | None:
