@@ -11,8 +11,11 @@ import logging
 import time
 from pathlib import Path
 
+import numpy as np
+
 from engine.asr.backend import AsrBackend, AsrError
 from engine.asr.offline import transcribe_long
+from engine.asr.words import Word
 from engine.audio.io import load_audio
 from engine.metrics import machine_info
 from engine.practice.reference import source_words
@@ -48,18 +51,28 @@ def practice_file(
         raise AsrError(f"{attempt} holds no audio")
     backend = backend if backend is not None else load_recognizer(language)
     t0 = time.perf_counter()
-    heard = transcribe_long(backend, source_audio)
-    said = transcribe_long(backend, attempt_audio)
-    compute_s = time.perf_counter() - t0
-    words, origin = source_words(source, heard, language)
-    result = score(words, said, offset_s, language)
-    report = result.report()
+    words, origin = source_words(source, transcribe_long(backend, source_audio), language)
+    report = score_recording(words, attempt_audio, backend, language, offset_s)
     report.update({
-        "command": "practice", "source": str(source), "attempt": str(attempt), "language": language,
-        "offset_s": offset_s, "source_words_from": origin,
-        "source_s": source_audio.size / SAMPLE_RATE, "attempt_s": attempt_audio.size / SAMPLE_RATE,
-        "source_text": " ".join(w.text for w in words), "attempt_text": " ".join(w.text for w in said),
-        "recognizer_compute_s": compute_s, "machine": machine_info(),
+        "command": "practice", "source": str(source), "attempt": str(attempt), "source_words_from": origin,
+        "source_s": source_audio.size / SAMPLE_RATE, "recognizer_compute_s": time.perf_counter() - t0,
     })  # fmt: skip
     log.info("scored %s against %s: %d said of %d", attempt, source, report["evs_s"]["n"], len(words))
+    return report
+
+
+def score_recording(
+    source: list[Word], attempt_audio: np.ndarray, backend: AsrBackend, language: str = "en", offset_s: float = 0.0
+) -> dict:
+    """An attempt's audio (16 kHz) recognized whole and scored against the source's timed words."""
+    if not attempt_audio.size:
+        raise AsrError("the attempt holds no audio")
+    t0 = time.perf_counter()
+    said = transcribe_long(backend, attempt_audio)
+    report = score(source, said, offset_s, language).report()
+    report.update({
+        "language": language, "offset_s": offset_s, "attempt_s": attempt_audio.size / SAMPLE_RATE,
+        "source_text": " ".join(w.text for w in source), "attempt_text": " ".join(w.text for w in said),
+        "recognizer_compute_s": time.perf_counter() - t0, "machine": machine_info(),
+    })  # fmt: skip
     return report

@@ -32,6 +32,14 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     )
     practice.add_argument("--offset-s", type=float, default=0.0, metavar="S",
                           help="the attempt began this long after the source (negative: before)")  # fmt: skip
+    practice.add_argument(
+        "--live",
+        action="store_true",
+        help="play SOURCE (on headphones) and score you as you shadow it into the microphone",
+    )
+    practice.add_argument("--input", metavar="DEV", help="the microphone for --live (name or index)")
+    practice.add_argument("--output", metavar="DEV", help="the output for --live (name or index; use headphones)")
+    practice.add_argument("--record", metavar="DIR", help="--live: keep your recording and the report here")
     practice.add_argument("--json", action="store_true", help="print the whole report as JSON")
     practice.add_argument("--report", metavar="JSON", help="also write the whole report here")
     practice.add_argument("--history", action="store_true", help="list the past attempts at SOURCE (progress)")
@@ -41,31 +49,43 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
 
 def run(args: argparse.Namespace) -> int:
     from engine.asr.backend import AsrError
+    from engine.audio.devices import AudioDeviceError
     from engine.audio.io import AudioFileError
     from engine.practice import history
     from engine.practice.attempt import practice_file
 
-    if not args.voice and not args.history:
-        print("liveshadow: practice needs --voice ATTEMPT (or --history)", file=sys.stderr)
+    if (args.input or args.output or args.record) and not args.live:
+        print("liveshadow: --input, --output and --record are for --live", file=sys.stderr)
+        return EXIT_USAGE
+    if not args.voice and not args.history and not args.live:
+        print("liveshadow: practice needs --voice ATTEMPT, --live (or --history)", file=sys.stderr)
+        return EXIT_USAGE
+    if args.live and (args.voice or args.interpret or args.offset_s):
+        print("liveshadow: --live records the attempt itself: not with --voice, --interpret or --offset-s",
+              file=sys.stderr)  # fmt: skip
         return EXIT_USAGE
     for path in (args.source, args.voice):
         if path and not Path(path).is_file():
             print(f"liveshadow: no such file: {path}", file=sys.stderr)
             return EXIT_USAGE
-    if not args.voice:
+    if not args.voice and not args.live:
         print(history_text(history.attempts(Path(args.source))))
         return EXIT_OK
     if args.report and not Path(args.report).resolve().parent.is_dir():
         print(f"liveshadow: the folder of {args.report} does not exist", file=sys.stderr)
         return EXIT_USAGE
     try:
-        if args.interpret:
+        if args.live:
+            report = run_live(args)
+            if report is None:
+                return EXIT_ERROR
+        elif args.interpret:
             from engine.practice.interpreting import interpret_practice_file
 
             report = interpret_practice_file(Path(args.source), Path(args.voice), args.lang, args.offset_s)
         else:
             report = practice_file(Path(args.source), Path(args.voice), args.lang or "en", args.offset_s)
-    except (AsrError, AudioFileError, OSError) as exc:
+    except (AsrError, AudioFileError, AudioDeviceError, OSError) as exc:
         print(f"liveshadow: {exc}", file=sys.stderr)
         return EXIT_ERROR
     if not args.no_history:
@@ -81,6 +101,45 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(interpreting_summary(report) if args.interpret else summary(report))
     return EXIT_OK
+
+
+def run_live(args: argparse.Namespace) -> dict | None:
+    """Play the source and score the person live; a line of progress on stderr five times a second."""
+    from engine.practice.live import PracticeSession, PracticeState
+
+    def device(text: str | None) -> str | int | None:
+        return int(text) if text is not None and text.isdigit() else text
+
+    session = PracticeSession(Path(args.source), args.lang or "en", device(args.input), device(args.output),
+                              Path(args.record) if args.record else None)  # fmt: skip
+    print("liveshadow: preparing (the recognizer, the source's words)…", file=sys.stderr)
+    session.prepare()
+    print(f"liveshadow: shadow this ({session.duration_s:.1f} s; headphones on): {session.source_text}",
+          file=sys.stderr)  # fmt: skip
+    session.start()
+    try:
+        while not session.wait(PROGRESS_S):
+            print(progress_line(session.snapshot()), end="\r", file=sys.stderr, flush=True)
+    except KeyboardInterrupt:  # Ctrl+C: what was said so far is still scored
+        session.stop()
+        session.wait()
+    print(file=sys.stderr)
+    if session.state is not PracticeState.DONE:
+        print(f"liveshadow: {session.error or 'the session ended without a score'}", file=sys.stderr)
+        return None
+    return session.report
+
+
+PROGRESS_S = 0.2
+
+
+def progress_line(snap) -> str:  # noqa: ANN001 - a live.PracticeSnapshot
+    said = sum(w.evs_s is not None for w in snap.words)
+    missed = sum(w.state == "missed" for w in snap.words)
+    evs = "–" if snap.median_evs_s is None else f"{snap.median_evs_s:.2f} s"
+    last = "–" if snap.last_evs_s is None else f"{snap.last_evs_s:.2f} s"
+    return (f"{snap.position_s:5.1f}/{snap.duration_s:.1f} s  said {said}/{len(snap.words)}  missed {missed}  "
+            f"EVS last {last}, median {evs}  mic {snap.level_db:4.0f} dB ")  # fmt: skip
 
 
 def history_text(entries: list[dict]) -> str:
@@ -131,4 +190,7 @@ def summary(report: dict) -> str:
                   f"added {report['added_words']}; longest stretch lost {report[LONGEST_LOST_S]:.1f} s")  # fmt: skip
     if rate is not None:
         lines[-1] += f"; your rate {rate:.2f}x the source's"
+    machine = report.get("machine_lag_s")
+    if machine and machine["median"] is not None:
+        lines.append(f"liveshadow's own voice on this recording: lag median {machine['median']:.2f} s")
     return "\n".join(lines)

@@ -1,0 +1,354 @@
+"""A live practice session: the source plays on the output (headphones), the person shadows it into the microphone.
+
+Their words are recognized as they speak, by the same streaming recognizer that hears a speaker in a shadowing
+session, and marked against the source's words (``marks``) for the window and the console to show. When the source
+has played and the person has had ``TAIL_S`` to finish, the recorded attempt is scored whole, as ``liveshadow practice
+--voice`` scores a file (``attempt.score_recording``): that is the summary; the live figures are kept beside it.
+
+Clocks: the player says when the source's first sample reached the output, and the capture's zero is placed on the
+same clock from when its blocks arrive (the earliest arrival less the block's end, as the shadowing session does).
+The attempt is recorded from the source's first sample on, so its times are the source's.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+from engine.asr.backend import AsrBackend, AsrError
+from engine.asr.commit import make_commit_policy
+from engine.asr.offline import transcribe_long
+from engine.asr.run import run_capture
+from engine.asr.streaming import StepResult, StreamConfig, StreamingRecognizer
+from engine.asr.words import Word
+from engine.audio.block import AudioBlock
+from engine.audio.capture import Capture
+from engine.audio.device_check import level_db
+from engine.audio.devices import AudioDeviceError
+from engine.audio.io import load_audio
+from engine.audio.player import Player
+from engine.clock import RealClock
+from engine.metrics.aggregate import aggregate
+from engine.pipeline.config import ShadowConfig
+from engine.practice.align import Unit, units
+from engine.practice.marks import MarkedWord, evs_points, mark_words, running_median
+from engine.practice.reference import source_words
+
+log = logging.getLogger(__name__)
+
+SAMPLE_RATE = 16000
+PIECE_S = 0.25  # the source is queued for playback in pieces this long
+# The output runs this long (once the microphone is heard) before the source is queued: a stream's first blocks play
+# later than its device says (0.6 s later on a sound server's virtual speaker, so every EVS came out 0.6 s long);
+# once running, its times hold (0.00 s), and the person gets a moment to get ready.
+LEAD_IN_S = 1.0
+MIC_WAIT_S = 5.0  # a new input stream may deliver nothing for its first 0.4-1.9 s (a sound server's); then it is lost
+TAIL_S = 4.0  # the person is still heard this long after the source's end
+ATTEMPT_FILE = "attempt.wav"
+REPORT_FILE = "practice.json"
+
+
+class PracticeState(StrEnum):
+    IDLE = "idle"
+    RUNNING = "running"
+    SCORING = "scoring"
+    DONE = "done"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+
+
+@dataclass
+class PracticeSnapshot:
+    state: PracticeState
+    position_s: float  # how much of the source has played
+    duration_s: float
+    words: list[MarkedWord]
+    attempt: list[str]  # the person's words so far
+    evs: list[tuple[float, float]]  # (source word end, EVS) of the words said
+    last_evs_s: float | None
+    median_evs_s: float | None
+    level_db: float  # the microphone's level
+    pace: list[tuple[float, float]] = field(default_factory=list)  # the machine's lag on this source (pace-setter)
+
+
+class _Tap:
+    """The capture as ``run_capture`` reads it: every block is also recorded and places the capture's zero."""
+
+    def __init__(self, capture: Capture, session: PracticeSession) -> None:
+        self._capture, self._session = capture, session
+
+    def read(self, timeout: float | None = None) -> AudioBlock | None:
+        block = self._capture.read(timeout)
+        if block is not None:
+            self._session._heard(block)
+        return block
+
+    def read_available(self) -> list[AudioBlock]:
+        blocks = self._capture.read_available()
+        for block in blocks:
+            self._session._heard(block)
+        return blocks
+
+    def check(self) -> None:
+        self._capture.check()
+
+
+class PracticeSession:
+    """``prepare()`` (slow: the models, the source's words), then ``start()``; ``stop()`` ends it early and still
+    scores what was said, ``cancel()`` ends it without a score. ``snapshot()`` from any thread."""
+
+    def __init__(
+        self,
+        source: Path,
+        language: str = "en",
+        input_device: int | str | None = None,
+        output_device: int | str | None = None,
+        record_dir: Path | None = None,
+        backend: AsrBackend | None = None,
+        pace_setter: bool = True,
+    ) -> None:
+        """``pace_setter``: also run the machine on the source (``pace_setter.machine_lag``) while preparing."""
+        self.source = source
+        self.pace_setter = pace_setter
+        self.language = language
+        self.input_device, self.output_device = input_device, output_device
+        self.record_dir = record_dir
+        self.state = PracticeState.IDLE
+        self.error: str | None = None
+        self.report: dict | None = None
+        self.pace: list[tuple[float, float]] = []
+        self._backend = backend
+        self._vad = None
+        self._audio = np.zeros(0, np.float32)
+        self._source_words: list[Word] = []
+        self._source_units: list[Unit] = []
+        self._words_from = ""
+        self._lock = threading.Lock()
+        self._stop, self._cancel, self._finished = threading.Event(), threading.Event(), threading.Event()
+        self._clock = RealClock()
+        self._played_at: float | None = None  # the clock's time when the source's first sample was heard
+        self._capture_origin: float | None = None  # the clock's time of the capture's zero
+        self._recorded = np.zeros(0, np.float32)
+        self._recorded_n = 0
+        self._committed: list[Word] = []  # the person's words, on the capture's clock
+        self._level = -120.0
+        self._thread: threading.Thread | None = None
+
+    # ----- setup
+    @property
+    def duration_s(self) -> float:
+        return self._audio.size / SAMPLE_RATE
+
+    @property
+    def source_text(self) -> str:
+        return " ".join(w.text for w in self._source_words)
+
+    def prepare(self) -> None:
+        """Load the recognizer and find the source's words with their times (its transcript when one lies beside
+        it). Raises ``AudioFileError`` or ``AsrError`` with a message to show."""
+        from engine.asr.vad import SileroVad
+        from engine.practice.attempt import load_recognizer
+
+        self._audio = load_audio(self.source)
+        if self._backend is None:
+            self._backend = load_recognizer(self.language)
+        self._vad = SileroVad()
+        heard = transcribe_long(self._backend, self._audio)
+        self._source_words, self._words_from = source_words(self.source, heard, self.language)
+        self._source_units = units(self._source_words, self.language)
+        if not self._source_units:
+            raise AsrError(f"no words were heard in {self.source}: there is nothing to shadow")
+        self._recorded = np.zeros(int((self.duration_s + LEAD_IN_S + TAIL_S + 5.0) * SAMPLE_RATE), np.float32)
+        if self.pace_setter:
+            from engine.practice.pace_setter import machine_lag
+
+            self.pace = machine_lag(self.source, self.language)
+
+    # ----- run
+    def start(self) -> None:
+        if not self._source_units:
+            raise RuntimeError("prepare() first")
+        player = Player(SAMPLE_RATE, device=self.output_device, timer=time.monotonic)
+        capture = Capture(self.input_device)
+        self._clock = RealClock()
+        capture.start()
+        try:
+            player.start()
+        except AudioDeviceError:
+            capture.stop()
+            raise
+        self.state = PracticeState.RUNNING
+        feeder = threading.Thread(target=self._feed, args=(player,), name="practice-source", daemon=True)
+        feeder.start()
+        self._thread = threading.Thread(target=self._run, args=(player, capture, feeder), name="practice", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """The person stops: what they said so far is scored."""
+        self._stop.set()
+
+    def cancel(self) -> None:
+        self._cancel.set()
+        self._stop.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._finished.wait(timeout)
+
+    def _feed(self, player: Player) -> None:
+        piece = int(PIECE_S * SAMPLE_RATE)
+        deadline = time.monotonic() + MIC_WAIT_S
+        while self._capture_origin is None:  # the source begins once the microphone is heard
+            if time.monotonic() > deadline:
+                self.error = f"the microphone delivered nothing in {MIC_WAIT_S:.0f} s"
+                self._stop.set()
+                return
+            if self._stop.wait(0.02):
+                return
+        if self._stop.wait(LEAD_IN_S):
+            return
+        for i in range(0, self._audio.size, piece):
+            if self._stop.is_set():
+                return
+            player.enqueue(self._audio[i : i + piece], key=i, last=i + piece >= self._audio.size)
+
+    def _run(self, player: Player, capture: Capture, feeder: threading.Thread) -> None:
+        config = ShadowConfig()  # the shadowing session's recognizer settings
+        stream = StreamConfig(endpoint_s=config.endpoint_s, force_previous=config.force_previous)
+        policy = make_commit_policy(config.commit, config.agreement_gap_s)
+        recognizer = StreamingRecognizer(self._backend, policy, self._vad, stream)  # type: ignore[arg-type]
+        monitor = threading.Thread(target=self._watch_player, args=(player,), name="practice-player", daemon=True)
+        monitor.start()
+        try:
+            run_capture(_Tap(capture, self), recognizer, self._clock, self._stop.is_set, on_step=self._on_step,
+                        keep_words=False)  # fmt: skip
+        except (AsrError, AudioDeviceError, OSError) as exc:
+            self.error = str(exc)
+        finally:
+            self._stop.set()
+            capture.stop()
+            player.close()
+            feeder.join(timeout=2.0)
+            monitor.join(timeout=2.0)
+        if self.error is None and self._cancel.is_set():
+            self.state = PracticeState.CANCELLED
+        elif self.error is None:
+            self.state = PracticeState.SCORING
+            try:
+                self.report = self._score()
+                self.state = PracticeState.DONE
+            except (AsrError, OSError) as exc:
+                self.error = str(exc)
+        if self.error is not None:
+            log.warning("practice session stopped: %s", self.error)
+            self.state = PracticeState.FAILED
+        self._finished.set()
+
+    def _watch_player(self, player: Player) -> None:
+        """Note when the source's first sample was heard; end the session ``TAIL_S`` after its last."""
+        end_at = None
+        while not self._stop.is_set():
+            player.poll()
+            finished = player.finished
+            if self._played_at is None:
+                first = next((p for p in finished if p.key == 0 and p.start_s is not None), None)
+                self._played_at = first.start_s if first is not None else None
+            if end_at is None and finished and finished[-1].key == self._last_key() and finished[-1].end_s:
+                end_at = finished[-1].end_s + TAIL_S
+            if end_at is not None and time.monotonic() >= end_at:
+                self._stop.set()
+                return
+            try:
+                player.check()
+            except AudioDeviceError as exc:
+                self.error = str(exc)
+                self._stop.set()
+                return
+            time.sleep(0.05)
+
+    def _last_key(self) -> int:
+        piece = int(PIECE_S * SAMPLE_RATE)
+        return (self._audio.size - 1) // piece * piece
+
+    def _heard(self, block: AudioBlock) -> None:
+        arrived = time.monotonic()
+        origin = arrived - block.end_s
+        if self._capture_origin is None or origin < self._capture_origin:
+            self._capture_origin = origin
+        samples = block.samples
+        room = self._recorded.size - self._recorded_n
+        take = samples[:room]
+        self._recorded[self._recorded_n : self._recorded_n + take.size] = take
+        self._recorded_n += take.size
+        if samples.size:
+            self._level = level_db(samples)
+
+    def _on_step(self, step: StepResult) -> None:
+        if step.committed:
+            with self._lock:
+                self._committed.extend(Word(w.text, w.start_s, w.end_s) for w in step.committed)
+
+    # ----- figures
+    def offset_s(self) -> float | None:
+        """Where the capture's zero lies on the source's clock (negative: the microphone opened first)."""
+        if self._played_at is None or self._capture_origin is None:
+            return None
+        return self._capture_origin - self._played_at
+
+    def snapshot(self) -> PracticeSnapshot:
+        offset = self.offset_s()
+        position = 0.0 if self._played_at is None else min(time.monotonic() - self._played_at, self.duration_s)
+        with self._lock:
+            said = list(self._committed)
+        moved = [] if offset is None else units([replace(w, start_s=w.start_s + offset, end_s=w.end_s + offset)
+                                                 for w in said], self.language)  # fmt: skip
+        marked = mark_words(self._source_units, moved, position if self.state is PracticeState.RUNNING else 1e9)
+        points = evs_points(marked)
+        return PracticeSnapshot(
+            state=self.state, position_s=max(position, 0.0), duration_s=self.duration_s, words=marked,
+            attempt=[w.text for w in said], evs=points, last_evs_s=_last_said(marked),
+            median_evs_s=running_median(points), level_db=self._level, pace=list(self.pace),
+        )  # fmt: skip
+
+    def _attempt_audio(self) -> np.ndarray:
+        """The recording from the source's first sample on (silence before the microphone opened)."""
+        offset = self.offset_s()
+        recorded = self._recorded[: self._recorded_n]
+        if offset is None:
+            raise AsrError("the source never played: nothing to score")
+        shift = int(round(offset * SAMPLE_RATE))
+        if shift >= 0:
+            return np.concatenate([np.zeros(shift, np.float32), recorded])
+        return recorded[-shift:]
+
+    def _score(self) -> dict:
+        from engine.practice.attempt import score_recording
+
+        attempt = self._attempt_audio()
+        live = self.snapshot()
+        report = score_recording(self._source_words, attempt, self._backend, self.language)  # type: ignore[arg-type]
+        report.update({
+            "command": "practice --live", "source": str(self.source), "source_words_from": self._words_from,
+            "source_s": self.duration_s, "capture_offset_s": self.offset_s(),
+            "live": {"evs_s": aggregate(e for _, e in live.evs), "attempt_text": " ".join(live.attempt)},
+            "machine_lag_s": {**aggregate(lag for _, lag in self.pace), "per_word": self.pace} if self.pace else None,
+        })  # fmt: skip
+        if self.record_dir is not None:
+            import json
+
+            self.record_dir.mkdir(parents=True, exist_ok=True)
+            sf.write(str(self.record_dir / ATTEMPT_FILE), attempt, SAMPLE_RATE, subtype="PCM_16")
+            report["attempt"] = str(self.record_dir / ATTEMPT_FILE)
+            (self.record_dir / REPORT_FILE).write_text(json.dumps(report, indent=1), encoding="utf-8")
+        return report
+
+
+def _last_said(marked: list[MarkedWord]) -> float | None:
+    said = [w for w in marked if w.evs_s is not None]
+    return said[-1].evs_s if said else None

@@ -1,0 +1,62 @@
+"""The marks a live practice session shows on the source's words: said (with its EVS), missed, or still ahead.
+
+The person's words come in as the streaming recognizer commits them, a second or two after they were said, so a
+source word not yet paired is not missed until the person has gone past it (a later source word was said) or it lies
+further back than any pairing reaches (``align.LATEST_S``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+import numpy as np
+
+from engine.practice.align import LATEST_S, Mark, Unit, align
+
+
+class WordState(StrEnum):
+    SAID = "said"
+    SUBSTITUTED = "substituted"  # said in its place, but another word
+    MISSED = "missed"
+    AHEAD = "ahead"  # not said yet: still to come, or just heard and not yet repeated
+
+
+@dataclass(frozen=True, slots=True)
+class MarkedWord:
+    text: str
+    start_s: float  # on the source's clock
+    end_s: float
+    state: WordState
+    evs_s: float | None = None  # said or substituted: the person's word end − this word's end
+    heard_as: str | None = None  # substituted: what the person said
+
+
+def mark_words(source: Sequence[Unit], attempt: Sequence[Unit], position_s: float) -> list[MarkedWord]:
+    """``source`` and ``attempt`` on the source's clock; ``position_s``: how much of the source has played."""
+    paired: dict[int, tuple[Mark, Unit]] = {}
+    for pair in align(source, attempt):
+        if pair.source is not None and pair.attempt is not None:
+            paired[pair.source] = (pair.mark, attempt[pair.attempt])
+    last_said = max(paired, default=-1)
+    marked = []
+    for i, unit in enumerate(source):
+        if i in paired:
+            mark, said = paired[i]
+            state = WordState.SAID if mark is Mark.SAID else WordState.SUBSTITUTED
+            heard = said.text if state is WordState.SUBSTITUTED else None
+            marked.append(MarkedWord(unit.text, unit.start_s, unit.end_s, state, said.end_s - unit.end_s, heard))
+            continue
+        gone = i < last_said or position_s - unit.end_s > LATEST_S
+        marked.append(MarkedWord(unit.text, unit.start_s, unit.end_s, WordState.MISSED if gone else WordState.AHEAD))
+    return marked
+
+
+def evs_points(marked: Sequence[MarkedWord]) -> list[tuple[float, float]]:
+    """(source word end, EVS) of every word said, in source order: the EVS-over-time plot."""
+    return [(w.end_s, w.evs_s) for w in marked if w.evs_s is not None]
+
+
+def running_median(points: Sequence[tuple[float, float]]) -> float | None:
+    return float(np.median([e for _, e in points])) if points else None

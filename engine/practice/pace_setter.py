@@ -1,0 +1,52 @@
+"""The pace-setter: the machine's own ear-voice lag on a source, word by word, shown beside the person's EVS.
+
+It is a headless shadowing run of the source on the compute-aware clock (the times a live run would have on this
+machine), with the default settings, kept per source content in the data folder so a second attempt at the same
+recording starts at once. The voice speaks English: a source in another language has no pace-setter.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+from engine import paths
+from engine.hashing import file_sha256
+from engine.metrics import names as m
+
+log = logging.getLogger(__name__)
+
+CACHE_FOLDER = "pace-setter"
+
+
+def _cache_path(source: Path) -> Path:
+    return paths.data_dir() / CACHE_FOLDER / f"{file_sha256(source)}.json"
+
+
+def machine_lag(source: Path, language: str = "en") -> list[tuple[float, float]]:
+    """(source word end, the machine's ear-voice lag) for every word the machine spoke; [] for another language or
+    when the run fails (the practice goes on without it)."""
+    if language != "en":
+        return []
+    cache = _cache_path(source)
+    try:
+        return [(float(a), float(b)) for a, b in json.loads(cache.read_text(encoding="utf-8"))]
+    except (OSError, ValueError, TypeError):
+        pass
+    from engine.pipeline.config import ShadowConfig
+    from engine.pipeline.shadow import shadow_file
+
+    try:
+        report = shadow_file(source, ShadowConfig(), speech_chain=False)
+    except (OSError, RuntimeError, ValueError) as exc:
+        log.warning("no pace-setter for %s: %s", source, exc)
+        return []
+    points = [(float(w["source_end_s"]), float(w[m.EAR_VOICE_LAG_S])) for w in report["words"]
+              if w.get(m.EAR_VOICE_LAG_S) is not None]  # fmt: skip
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps(points), encoding="utf-8")
+    except OSError as exc:
+        log.warning("the pace-setter of %s was not kept: %s", source, exc)
+    return points

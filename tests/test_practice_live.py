@@ -1,0 +1,177 @@
+"""Live practice through the virtual devices: the source plays on the virtual speaker, an attempt is heard on the
+virtual microphone, and the session's figures (live and scored) are checked against known truth and against the
+offline scoring of the same files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from engine.audio.io import load_audio
+from engine.practice.live import ATTEMPT_FILE, TAIL_S, PracticeSession, PracticeState
+from engine.practice.marks import WordState
+from tests import virtual_audio as va
+
+pytestmark = [pytest.mark.audio, pytest.mark.slow]
+
+SOURCE_ID = "ls_2412-153948-0000"  # 11.7 s, 36 words
+DELAY_S = 1.0
+
+
+@pytest.fixture(scope="module")
+def practice_backend():
+    from engine.practice.attempt import load_recognizer
+
+    return load_recognizer("en")
+
+
+def _source(speech_dir: Path, speech_manifest: list[dict]) -> Path:
+    return speech_dir / next(e for e in speech_manifest if e["id"] == SOURCE_ID)["wav"]
+
+
+def _run(session: PracticeSession, on_playing=None) -> list:  # noqa: ANN001
+    """Start, call ``on_playing`` once the source is heard, take a snapshot every 0.2 s until the end."""
+    session.prepare()
+    session.start()
+    snaps, called = [], False
+    while not session.wait(0.2):
+        snap = session.snapshot()
+        snaps.append(snap)
+        if on_playing is not None and not called and snap.position_s > 0:
+            on_playing()
+            called = True
+        assert time.monotonic() < deadline[0], "the session did not end"
+    assert session.state is PracticeState.DONE, session.error
+    return snaps
+
+
+deadline = [0.0]
+
+
+def test_the_speaker_heard_as_the_microphone_has_an_ear_voice_span_of_zero(
+    virtual_audio: va.VirtualAudio,
+    speech_dir: Path,
+    speech_manifest: list[dict],
+    tmp_path: Path,
+    practice_backend,
+    data_dir: Path,
+) -> None:
+    """The microphone is the speaker's monitor: the attempt is the source as it played, to the sample, so every word
+    is said with an EVS of 0 — whatever the devices' latencies, which the session must place on one clock."""
+    source = _source(speech_dir, speech_manifest)
+    virtual_audio.pactl("set-default-source", va.SPEAKER_MONITOR)
+    # a listener at 10 ms keeps the monitor delivering as a device does (test_play_times), not in late bursts
+    listener = subprocess.Popen(
+        ["parec", f"--device={va.SPEAKER_MONITOR}", "--latency-msec=10", "--format=s16le", "--channels=1",
+         "--rate=8000"], env=virtual_audio.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        session = PracticeSession(source, record_dir=tmp_path / "rec", backend=practice_backend)
+        deadline[0] = time.monotonic() + 120
+        snaps = _run(session)
+    finally:
+        listener.kill()
+        listener.wait()
+        virtual_audio.pactl("set-default-source", va.MIC_SOURCE)
+    report = session.report
+    assert report is not None
+    evs = report["evs_s"]
+    assert evs["n"] >= 30 and abs(evs["median"]) < 0.1, evs
+    assert abs(report["live"]["evs_s"]["median"]) < 0.1, report["live"]
+    assert report["missed_words"] <= 2 and report["accuracy"] >= 0.9
+    # the marks, five times a second: words were said while the source still played, none counted before it played
+    during = [s for s in snaps if s.state is PracticeState.RUNNING and 0 < s.position_s < s.duration_s]
+    assert len(during) >= 5 * 8
+    assert any(s.median_evs_s is not None for s in during)
+    for snap in during:
+        assert all(w.state is WordState.AHEAD for w in snap.words if w.start_s > snap.position_s + 0.5)
+    # the pace-setter: the machine shadowing the same recording, kept for the next attempt
+    machine = report["machine_lag_s"]
+    assert machine["n"] >= 25 and 0.3 < machine["median"] < 5.0, machine
+    assert any(s.pace for s in during) and len(list((data_dir / "pace-setter").glob("*.json"))) == 1
+    recorded = load_audio(tmp_path / "rec" / ATTEMPT_FILE)
+    played = load_audio(source)
+    assert abs(recorded.size / 16000 - (played.size / 16000 + TAIL_S)) < 1.0  # the source and the tail
+
+
+def test_a_delayed_attempt_on_the_microphone_scores_as_the_same_files_offline(
+    virtual_audio: va.VirtualAudio, speech_dir: Path, speech_manifest: list[dict], tmp_path: Path, practice_backend
+) -> None:
+    """A copy of the source, 1 s late, played into the microphone once the source is heard: the live figures equal
+    the offline scoring of the session's recording within 0.1 s, and both equal the delay the copy arrived with
+    (found in the recording by correlation)."""
+    from engine.practice.attempt import practice_file
+
+    source = _source(speech_dir, speech_manifest)
+    audio, rate = sf.read(str(source), dtype="float32")
+    attempt = tmp_path / "attempt_in.wav"
+    sf.write(str(attempt), np.concatenate([np.zeros(int(DELAY_S * rate), np.float32), audio]), rate)
+    session = PracticeSession(source, record_dir=tmp_path / "rec", backend=practice_backend, pace_setter=False)
+    deadline[0] = time.monotonic() + 120
+    players = []
+    _run(session, on_playing=lambda: players.append(virtual_audio.play_into_mic(attempt)))
+    players[0].wait(timeout=10)
+    report = session.report
+    assert report is not None
+    recorded = load_audio(tmp_path / "rec" / ATTEMPT_FILE)
+    score, lag = va.aligned_correlation(recorded, load_audio(source))
+    truth = lag / 16000
+    assert score > 0.9 and DELAY_S < truth < DELAY_S + 1.0
+    offline = practice_file(source, tmp_path / "rec" / ATTEMPT_FILE, backend=practice_backend)
+    live, scored = report["live"]["evs_s"]["median"], report["evs_s"]["median"]
+    assert abs(live - offline["evs_s"]["median"]) < 0.1, (live, offline["evs_s"])
+    assert abs(scored - offline["evs_s"]["median"]) < 0.01
+    assert abs(scored - truth) < 0.1, (scored, truth)
+    assert report["missed_words"] <= 2
+    saved = json.loads((tmp_path / "rec" / "practice.json").read_text())
+    assert saved["evs_s"]["median"] == scored
+
+
+def test_the_command_plays_the_source_scores_the_person_and_keeps_the_recording(
+    virtual_audio: va.VirtualAudio, speech_dir: Path, speech_manifest: list[dict], tmp_path: Path, data_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """``liveshadow practice SOURCE --live``: progress on stderr while the source plays, the report on stdout, the
+    recording kept, the attempt in the history."""
+    from engine import cli
+    from engine.practice import history
+
+    source = _source(speech_dir, speech_manifest)
+    # the person begins 3.5 s after the session: after the microphone's first block (0.4-1.9 s here) and the lead-in
+    audio, rate = sf.read(str(source), dtype="float32")
+    person = tmp_path / "person.wav"
+    sf.write(str(person), np.concatenate([np.zeros(int(3.5 * rate), np.float32), audio]), rate)
+    command = [sys.executable, "-m", "engine", "practice", str(source), "--live", "--record", str(tmp_path / "rec"),
+               "--json"]  # fmt: skip
+    env = {**virtual_audio.env(), "LIVESHADOW_DATA_DIR": str(data_dir)}
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    speaking = None
+    try:
+        assert process.stderr is not None
+        lines = []
+        for line in process.stderr:
+            lines.append(line)
+            if line.startswith("liveshadow: shadow this"):
+                break
+        speaking = virtual_audio.play_into_mic(person)
+        out, err = process.communicate(timeout=120)
+    finally:
+        process.kill()
+        if speaking is not None:
+            speaking.wait(timeout=30)
+    assert process.returncode == cli.EXIT_OK, "".join(lines) + err
+    report = json.loads(out)
+    assert report["command"] == "practice --live" and report["accuracy"] > 0.8 and report["evs_s"]["n"] > 25
+    assert report["machine_lag_s"]["median"] > 0.3 and "said " in err and "EVS last" in err
+    assert (tmp_path / "rec" / ATTEMPT_FILE).is_file() and len(history.attempts(source)) == 1
+    for argv, message in ((["--live", "--voice", str(source)], "not with --voice"),
+                          (["--record", str(tmp_path)], "are for --live")):  # fmt: skip
+        assert cli.main(["practice", str(source), *argv]) == cli.EXIT_USAGE
+        assert message in capsys.readouterr().err
