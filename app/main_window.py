@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.practice_mode import SCORING, PracticeMode
 from app.session_controller import PREPARING, SessionController, sessions_dir
 from app.settings import app_settings
 from app.widgets.meters_panel import MetersPanel, level_bar_value
@@ -75,7 +76,11 @@ ON_SPEAKERS = (
     "(Echo guard “cancel”), which removes the voice's own sound from the microphone, or headphones."
 )
 LOOP_COLOUR, ROUTE_COLOUR = "#b36b00", "#555555"
-ACTIVE_STATES = (PREPARING, State.RUNNING.value, State.STOPPING.value)
+ACTIVE_STATES = (PREPARING, State.RUNNING.value, State.STOPPING.value, SCORING)
+PRACTISE_ROUTE = (
+    "Practising: the recording plays on {output} (wear headphones: without them it reaches the "
+    "microphone and is scored as you); you are heard on {mic}; liveshadow's voice stays silent."
+)
 
 
 def _record(event: dict) -> WordRecord:
@@ -151,8 +156,8 @@ class MainWindow(QMainWindow):
         self.export_button = QPushButton("Export…")
         self.export_button.setToolTip("Copy the last session's folder: audio, captions, transcript, metrics (Ctrl+E)")
         self.start_button.clicked.connect(self.start_session)
-        self.stop_button.clicked.connect(self.controller.stop)
-        self.cancel_button.clicked.connect(self.controller.cancel)
+        self.stop_button.clicked.connect(self.stop_session)
+        self.cancel_button.clicked.connect(self.cancel_session)
         self.export_button.clicked.connect(self.export_session)
         self.models_button = QPushButton("Models…")
         self.models_button.setToolTip("The installed voices and recognizer models: add, use, remove")
@@ -209,6 +214,7 @@ class MainWindow(QMainWindow):
         self.transcript.set_point_size(int(app_settings().value(KEY_TRANSCRIPT_PT, DEFAULT_POINT_SIZE, type=int)))
         self.transcript.point_size_changed.connect(lambda size: app_settings().setValue(KEY_TRANSCRIPT_PT, size))
         self.meters = MetersPanel()
+        self.practice = PracticeMode(self)
 
         top = QHBoxLayout()
         top.addWidget(source_box, 3)
@@ -216,6 +222,7 @@ class MainWindow(QMainWindow):
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.addWidget(self.transcript)
         self.splitter.addWidget(self.meters)
+        self.splitter.addWidget(self.practice.view)
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([480, 230])
@@ -246,6 +253,7 @@ class MainWindow(QMainWindow):
         self.controller.error.connect(self.show_error)
         self.controller.warning.connect(self.show_warning)
         self.settings_panel.changed.connect(self._update_warning)
+        self.settings_panel.changed.connect(self._show_mode)
         self.transcript.word_clicked.connect(lambda start: self.replay_session(None, None, start - LEAD_IN_S))
         self._replay_timer = QTimer(self)
         self._replay_timer.timeout.connect(self._check_replay)
@@ -268,10 +276,30 @@ class MainWindow(QMainWindow):
         self.output_combo.currentIndexChanged.connect(lambda _i: self._update_warning())
         self._on_state(State.IDLE.value)
         self._update_warning()
+        self._show_mode()
 
     # ----- session
+    def _show_mode(self) -> None:
+        """Practise shows the practice view in place of the transcript and the meters."""
+        practising = self.settings_panel.practising()
+        self.transcript.setVisible(not practising)
+        self.meters.setVisible(not practising)
+        self.practice.view.setVisible(practising)
+        what = "Start practising" if practising else "Start shadowing"
+        self.start_button.setToolTip(f"{what} (Space or Ctrl+Enter)")
+
+    def stop_session(self) -> None:
+        (self.practice if self.practice.busy else self.controller).stop()
+
+    def cancel_session(self) -> None:
+        (self.practice if self.practice.busy else self.controller).cancel()
+
     def start_session(self) -> None:
         self.message.clear()
+        if self.settings_panel.practising():
+            self._stop_level_monitor()  # the practice opens the microphone itself
+            self.practice.start()
+            return
         try:
             config = self.settings_panel.config(self.input_combo.currentData(), self.output_combo.currentData())
         except ValueError as exc:
@@ -316,7 +344,7 @@ class MainWindow(QMainWindow):
     def toggle_session(self) -> None:
         """Ctrl+Enter (and Space): start when idle, stop (finish what was heard) when running."""
         if self.state == State.RUNNING.value:
-            self.controller.stop()
+            self.stop_session()
         elif self.state not in ACTIVE_STATES:
             self.start_session()
 
@@ -408,7 +436,8 @@ class MainWindow(QMainWindow):
             widget.setEnabled(not active)
         self.preset_label.setText(f"Preset: {self.settings_panel.preset.currentText()}")
         self.status_label.setText({
-            PREPARING: "Preparing…", State.IDLE.value: "Ready", State.RUNNING.value: "Shadowing",
+            PREPARING: "Preparing…", State.IDLE.value: "Ready",
+            State.RUNNING.value: "Practising" if self.practice.busy else "Shadowing", SCORING: "Scoring your attempt…",
             State.STOPPING.value: "Finishing what was heard…", State.DONE.value: "Done",
             State.CANCELLED.value: "Cancelled", State.FAILED.value: "Stopped by an error",
         }.get(state, state))  # fmt: skip
@@ -418,6 +447,8 @@ class MainWindow(QMainWindow):
         if state == State.DONE.value and self.controller.session_folder is not None:
             self.statusBar().showMessage(f"Session recorded in {self.controller.session_folder}", 10000)
         session = self.controller.session
+        if self.practice.busy or self.settings_panel.practising():
+            return  # the practice shows its own summary (``PracticeMode``)
         if state in (State.DONE.value, State.CANCELLED.value) or (
             state == State.FAILED.value and session is not None and session.state == State.FAILED
         ):  # not a session that never started (the models or the device), whose summary would be the last one's
@@ -472,8 +503,11 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Opened {folder.name}: click a word to replay from it", 10000)
         return True
 
-    def replay_session(self, folder: Path | None, mode: str | None, start_s: float = 0.0) -> bool:
-        """Play a finished session's input and voice from ``start_s`` (the shown session when ``folder`` is None)."""
+    def replay_session(
+        self, folder: Path | None, mode: str | None, start_s: float = 0.0, recordings: tuple[Path, Path] | None = None
+    ) -> bool:
+        """Play a finished session's input and voice from ``start_s`` (the shown session when ``folder`` is None);
+        ``recordings``: two other files on one clock (a practice's source and attempt)."""
         folder = folder or self.shown_folder
         if folder is None or self.state in ACTIVE_STATES:
             return False
@@ -483,7 +517,7 @@ class MainWindow(QMainWindow):
         device = self.output_combo.currentData()
         try:
             rate = output_rate(device)
-            replay = Replay(replay_blocks(folder, mode, rate, max(start_s, 0.0)), rate, device)
+            replay = Replay(replay_blocks(folder, mode, rate, max(start_s, 0.0), recordings=recordings), rate, device)
             replay.start()
         except (AudioDeviceError, AudioFileError, ValueError) as exc:
             self.show_error(f"Cannot replay: {exc}")
@@ -511,7 +545,7 @@ class MainWindow(QMainWindow):
     def escape(self) -> None:
         """Esc: cancel a running session, else stop a replay."""
         if self.state in ACTIVE_STATES:
-            self.controller.cancel()
+            self.cancel_session()
         else:
             self.stop_replay()
 
@@ -522,6 +556,9 @@ class MainWindow(QMainWindow):
         self.transcript.mark_spoken(records)
 
     def _update_meters(self) -> None:
+        if self.practice.busy:
+            self.practice.tick()
+            return
         snap = self.controller.snapshot()
         if snap is not None and self.state in ACTIVE_STATES:
             self.meters.show_snapshot(snap, psutil.cpu_percent(None))
@@ -550,8 +587,14 @@ class MainWindow(QMainWindow):
         headphones = output is not None and output.speakers is False
         suggest = live == "mic" and panel.echo_guard.currentText() == "off" and not headphones
         self.headphones.setText(ON_SPEAKERS.format(output=output.label) if on_speakers else HEADPHONES)
-        self.headphones.setVisible(suggest)
-        self.use_cancel_button.setVisible(suggest)
+        practising = panel.practising()
+        self.headphones.setVisible(suggest and not practising)
+        self.use_cancel_button.setVisible(suggest and not practising)
+        if practising:
+            output_name = output.label if output is not None else "the speaker"
+            self.route_label.setText(PRACTISE_ROUTE.format(output=output_name, mic=self.input_combo.currentText()))
+            self.route_label.setStyleSheet(f"color: {LOOP_COLOUR if on_speakers else ROUTE_COLOUR};")
+            return
         if live is None:
             self.route_label.setText("Hearing a recording: the voice is not heard again.")
             self.route_label.setStyleSheet(f"color: {ROUTE_COLOUR};")
@@ -677,6 +720,7 @@ class MainWindow(QMainWindow):
         self._hotplug_timer.stop()
         self._stop_level_monitor()
         self.stop_replay()
+        self.practice.shutdown()
         self.controller.shutdown()
         if self.models_dialog is not None:
             self.models_dialog.cancel()

@@ -127,7 +127,7 @@ def test_a_delayed_attempt_on_the_microphone_scores_as_the_same_files_offline(
     offline = practice_file(source, tmp_path / "rec" / ATTEMPT_FILE, backend=practice_backend)
     live, scored = report["live"]["evs_s"]["median"], report["evs_s"]["median"]
     assert abs(live - offline["evs_s"]["median"]) < 0.1, (live, offline["evs_s"])
-    assert abs(scored - offline["evs_s"]["median"]) < 0.01
+    assert abs(scored - offline["evs_s"]["median"]) < 0.05  # the file is 16-bit: a word end may move 0.02 s
     assert abs(scored - truth) < 0.1, (scored, truth)
     assert report["missed_words"] <= 2
     saved = json.loads((tmp_path / "rec" / "practice.json").read_text())
@@ -175,3 +175,24 @@ def test_the_command_plays_the_source_scores_the_person_and_keeps_the_recording(
                           (["--record", str(tmp_path)], "are for --live")):  # fmt: skip
         assert cli.main(["practice", str(source), *argv]) == cli.EXIT_USAGE
         assert message in capsys.readouterr().err
+
+
+def test_a_headset_unplugged_mid_practice_is_named_and_what_was_said_is_still_scored_and_kept(
+    disposable_audio: va.VirtualAudio, speech_dir: Path, speech_manifest: list[dict], tmp_path: Path, practice_backend
+) -> None:
+    source = _source(speech_dir, speech_manifest)
+    session = PracticeSession(source, record_dir=tmp_path / "rec", backend=practice_backend, pace_setter=False)
+    session.prepare()
+    session.start()
+    while session.snapshot().position_s <= 0:
+        assert not session.wait(0.05), session.error
+    speaking = disposable_audio.play_into_mic(source)
+    time.sleep(6.0)  # mid-sentence
+    disposable_audio.remove_devices()
+    assert session.wait(30)
+    speaking.wait(timeout=10)
+    assert session.state is PracticeState.FAILED and session.error
+    assert "stopped" in session.error and "unplugged" in session.error, session.error
+    report = session.report
+    assert report is not None and report["evs_s"]["n"] >= 5  # the words said before
+    assert (tmp_path / "rec" / ATTEMPT_FILE).is_file() and (tmp_path / "rec" / "practice.json").is_file()

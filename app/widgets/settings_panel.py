@@ -38,6 +38,7 @@ SOURCE_FILE = "Recording (file)"
 LIVE_SOURCES = {SOURCE_MIC: "mic", SOURCE_SYSTEM: "system"}  # the picker's live sources: engine.pipeline.sources
 MODE_SHADOW = "Shadow (English)"
 MODE_INTERPRET = "Interpret into English"
+MODE_PRACTISE = "Practise shadowing"  # the person shadows a recording and is scored (engine.practice)
 
 
 def preset_figures_text(item: Preset | None) -> str:
@@ -86,10 +87,11 @@ class SettingsPanel(QWidget):
         self.source_browse = QPushButton("Browse…")
         self.source_browse.clicked.connect(lambda: self._browse(self.source_file, "Recordings (*.wav *.flac *.ogg)"))
         self.mode = QComboBox()
-        self.mode.addItems([MODE_SHADOW, MODE_INTERPRET])
+        self.mode.addItems([MODE_SHADOW, MODE_INTERPRET, MODE_PRACTISE])
         self.mode.setToolTip(
             "Shadow: the English the speaker says, re-voiced. Interpret: another language, spoken in English as it is "
-            "recognized (multilingual Whisper base translating; slower than tiny.en)."
+            "recognized (multilingual Whisper base translating; slower than tiny.en). Practise: you shadow a "
+            "recording (headphones on) and are scored word by word; the voice stays silent."
         )
         self.language = QComboBox()
         self.language.addItem("Auto (detected from the first seconds)", AUTO_LANGUAGE)
@@ -219,11 +221,17 @@ class SettingsPanel(QWidget):
         self._show_preset()
 
     def _update_enabled(self) -> None:
+        practising = self.practising()
+        if practising and self.source.currentText() != SOURCE_FILE:
+            self.source.setCurrentText(SOURCE_FILE)  # the source to shadow is a recording
+        self.source.setEnabled(not practising)
         from_file = self.source.currentText() == SOURCE_FILE
         self.source_file.setEnabled(from_file)
         self.source_browse.setEnabled(from_file)
         interpreting = self.interpreting()
-        self.language.setEnabled(interpreting)
+        self.language.setEnabled(interpreting or practising)
+        self.language.setToolTip("Practise: the recording's language, which you shadow in (Auto: English)"
+                                 if practising else "The speaker's language (interpreting)")  # fmt: skip
         for widget in (self.backend, self.model, self.model_browse):  # interpreting runs Whisper base
             widget.setEnabled(not interpreting)
 
@@ -264,6 +272,14 @@ class SettingsPanel(QWidget):
 
     def interpreting(self) -> bool:
         return self.mode.currentText() == MODE_INTERPRET
+
+    def practising(self) -> bool:
+        return self.mode.currentText() == MODE_PRACTISE
+
+    def practice_language(self) -> str:
+        """The language a practice session recognizes both voices in (Auto is English: tiny.en)."""
+        code = str(self.language.currentData())
+        return "en" if code == AUTO_LANGUAGE else code
 
     def translate_from(self) -> str | None:
         """The spoken language for ``ShadowConfig.translate_from`` (None: shadowing)."""

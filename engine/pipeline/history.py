@@ -93,15 +93,22 @@ def _compose(heard: np.ndarray, voice: np.ndarray, mode: str) -> np.ndarray:
 
 
 def replay_blocks(
-    folder: Path, mode: str, rate: int, start_s: float = 0.0, block_s: float = 0.2
+    folder: Path,
+    mode: str,
+    rate: int,
+    start_s: float = 0.0,
+    block_s: float = 0.2,
+    recordings: tuple[Path, Path] | None = None,
 ) -> Iterator[np.ndarray]:
     """(frames, 2) float32 blocks at ``rate``: the input and the voice from ``start_s`` on the session clock, mixed
     on both channels (``together``) or the input left and the voice right (``side by side``). Read from the files a
-    block at a time, so an hour-long session is never held in memory."""
+    block at a time, so an hour-long session is never held in memory. ``recordings``: two other recordings on one clock
+    in their place (a practice: the source and the person's attempt)."""
     if mode not in REPLAY_MODES:
         raise ValueError(f"replay mode must be one of {', '.join(REPLAY_MODES)}, not {mode!r}")
     try:
-        files = [sf.SoundFile(str(folder / INPUT_WAV)), sf.SoundFile(str(folder / OUTPUT_WAV))]
+        paths = recordings or (folder / INPUT_WAV, folder / OUTPUT_WAV)
+        files = [sf.SoundFile(str(path)) for path in paths]
     except (OSError, RuntimeError) as exc:  # soundfile raises LibsndfileError (a RuntimeError) for a broken file
         raise AudioFileError(f"cannot replay the session in {folder}: {exc}") from exc
     try:

@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
 
 def run_live(args: argparse.Namespace) -> dict | None:
     """Play the source and score the person live; a line of progress on stderr five times a second."""
-    from engine.practice.live import PracticeSession, PracticeState
+    from engine.practice.live import PracticeSession
 
     def device(text: str | None) -> str | int | None:
         return int(text) if text is not None and text.isdigit() else text
@@ -124,9 +124,11 @@ def run_live(args: argparse.Namespace) -> dict | None:
         session.stop()
         session.wait()
     print(file=sys.stderr)
-    if session.state is not PracticeState.DONE:
-        print(f"liveshadow: {session.error or 'the session ended without a score'}", file=sys.stderr)
+    if session.report is None:
+        print(f"liveshadow: {session.error or 'the session was cancelled'}", file=sys.stderr)
         return None
+    if session.error:  # a device went away: what was said until then is scored
+        print(f"liveshadow: {session.error}; what you said until then is scored", file=sys.stderr)
     return session.report
 
 

@@ -165,7 +165,8 @@ class PracticeSession:
         self._source_units = units(self._source_words, self.language)
         if not self._source_units:
             raise AsrError(f"no words were heard in {self.source}: there is nothing to shadow")
-        self._recorded = np.zeros(int((self.duration_s + LEAD_IN_S + TAIL_S + 5.0) * SAMPLE_RATE), np.float32)
+        kept_s = MIC_WAIT_S + LEAD_IN_S + self.duration_s + TAIL_S + 2.0  # all the session can hear, and no more
+        self._recorded = np.zeros(int(kept_s * SAMPLE_RATE), np.float32)
         if self.pace_setter:
             from engine.practice.pace_setter import machine_lag
 
@@ -226,8 +227,10 @@ class PracticeSession:
         monitor = threading.Thread(target=self._watch_player, args=(player,), name="practice-player", daemon=True)
         monitor.start()
         try:
-            run_capture(_Tap(capture, self), recognizer, self._clock, self._stop.is_set, on_step=self._on_step,
-                        keep_words=False)  # fmt: skip
+            run = run_capture(_Tap(capture, self), recognizer, self._clock, self._stop.is_set,
+                              on_step=self._on_step, keep_words=False)  # fmt: skip
+            if run.device_error:
+                self.error = run.device_error
         except (AsrError, AudioDeviceError, OSError) as exc:
             self.error = str(exc)
         finally:
@@ -236,18 +239,20 @@ class PracticeSession:
             player.close()
             feeder.join(timeout=2.0)
             monitor.join(timeout=2.0)
-        if self.error is None and self._cancel.is_set():
+        if self._cancel.is_set():
             self.state = PracticeState.CANCELLED
-        elif self.error is None:
+        elif self._played_at is not None:  # what was said is scored and kept, after a device left too
             self.state = PracticeState.SCORING
             try:
                 self.report = self._score()
-                self.state = PracticeState.DONE
             except (AsrError, OSError) as exc:
-                self.error = str(exc)
+                self.error = self.error or str(exc)
+        elif self.error is None:
+            self.error = "the recording never played"
+        if self.state is not PracticeState.CANCELLED:
+            self.state = PracticeState.DONE if self.error is None else PracticeState.FAILED
         if self.error is not None:
             log.warning("practice session stopped: %s", self.error)
-            self.state = PracticeState.FAILED
         self._finished.set()
 
     def _watch_player(self, player: Player) -> None:

@@ -1,0 +1,101 @@
+"""The window's Practise mode: starts a practice session from the window's settings and devices, shows it live in the
+``PracticeView`` and, when it ends, its summary, the progress over past attempts and a replay from any word (the
+source left, the person right)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject
+
+from app.practice_controller import PracticeController
+from app.widgets.practice_view import PracticeView
+from engine.pipeline.history import SIDE_BY_SIDE
+from engine.practice import history
+from engine.practice.live import ATTEMPT_FILE, PracticeState
+
+if TYPE_CHECKING:
+    from app.main_window import MainWindow
+
+log = logging.getLogger(__name__)
+
+SCORING = PracticeState.SCORING.value
+
+
+class PracticeMode(QObject):
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.controller = PracticeController(self)
+        self.view = PracticeView()
+        self.report: dict | None = None
+        self.controller.state_changed.connect(window._on_state)
+        self.controller.error.connect(window.show_error)
+        self.controller.finished.connect(self._finished)
+        self.view.word_clicked.connect(self.replay_from)
+
+    @property
+    def busy(self) -> bool:
+        return self.controller.busy
+
+    def start(self) -> None:
+        window = self.window
+        source = window.settings_panel.source_path()
+        if not source:
+            window.show_error("Cannot practise: choose a recording to shadow.")
+            return
+        if not Path(source).is_file():
+            window.show_error(f"Cannot practise: the recording {source} does not exist.")
+            return
+        if window.output_combo.currentData() is None or window.input_combo.currentData() is None:
+            window.show_error("Cannot practise: it needs a microphone and headphones. Connect them and press Refresh "
+                              "devices.")  # fmt: skip
+            return
+        window.stop_replay()
+        self.report = None
+        self.view.reset()
+        self._show_history(Path(source))
+        self.controller.start(Path(source), window.settings_panel.practice_language(),
+                              window.input_combo.currentData(), window.output_combo.currentData())  # fmt: skip
+
+    def tick(self) -> None:
+        """The window's meter timer (10 Hz): the live marks and figures."""
+        if self.window.state != PracticeState.RUNNING.value:
+            return
+        snap = self.controller.snapshot()
+        if snap is not None and snap.state is PracticeState.RUNNING:
+            self.view.show_snapshot(snap)
+
+    def _finished(self, report: object) -> None:
+        session = self.controller.session
+        if not isinstance(report, dict) or session is None:
+            return
+        self.report = report
+        self.view.show_summary(report)
+        self._show_history(session.source)
+        self.window.statusBar().showMessage(f"Practice recorded in {self.controller.folder}: click a word to replay "
+                                            "from it (the source left, you right)", 10000)  # fmt: skip
+
+    def _show_history(self, source: Path) -> None:
+        try:
+            self.view.show_history(history.attempts(source))
+        except OSError as exc:
+            log.warning("cannot read the practice history: %s", exc)
+
+    def replay_from(self, start_s: float) -> bool:
+        folder, session = self.controller.folder, self.controller.session
+        if self.report is None or folder is None or session is None:
+            return False
+        return self.window.replay_session(folder, SIDE_BY_SIDE, start_s,
+                                          recordings=(session.source, folder / ATTEMPT_FILE))  # fmt: skip
+
+    def stop(self) -> None:
+        self.controller.stop()
+
+    def cancel(self) -> None:
+        self.controller.cancel()
+
+    def shutdown(self) -> None:
+        self.controller.shutdown()

@@ -1,0 +1,107 @@
+"""The window's Practise mode: pytest-qt offscreen, the real recognizer, the virtual devices. The source plays on the
+virtual speaker while a delayed copy of it (the person) plays into the virtual microphone."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from tests import virtual_audio as va
+
+pytestmark = pytest.mark.gui
+
+SOURCE_ID = "ls_61-70968-0000"  # 7.1 s
+
+
+@pytest.fixture
+def window(qtbot, data_dir: Path):
+    from app.main_window import MainWindow
+
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    win.practice.shutdown()
+    win.controller.shutdown()
+
+
+def _practise(win, recording: Path | None) -> None:
+    from app.widgets.settings_panel import MODE_PRACTISE
+
+    win.settings_panel.mode.setCurrentText(MODE_PRACTISE)
+    if recording is not None:
+        win.settings_panel.source_file.setText(str(recording))
+
+
+def test_the_practise_mode_shows_its_view_asks_for_headphones_and_a_recording(window) -> None:
+    from app.widgets.settings_panel import MODE_SHADOW, SOURCE_FILE
+
+    assert not window.practice.view.isVisibleTo(window) and window.transcript.isVisibleTo(window)
+    _practise(window, None)
+    panel = window.settings_panel
+    assert window.practice.view.isVisibleTo(window) and not window.transcript.isVisibleTo(window)
+    assert panel.source.currentText() == SOURCE_FILE and not panel.source.isEnabled() and panel.language.isEnabled()
+    assert "wear headphones" in window.route_label.text() and panel.practice_language() == "en"
+    panel.source_file.setText("")
+    window.start_session()
+    assert "choose a recording" in window.message.text() and window.state == "idle"
+    panel.source_file.setText("/no/such/recording.wav")
+    window.start_session()
+    assert "does not exist" in window.message.text()
+    panel.mode.setCurrentText(MODE_SHADOW)
+    assert window.transcript.isVisibleTo(window) and panel.source.isEnabled()
+
+
+@pytest.mark.audio
+def test_a_practice_in_the_window_marks_words_live_then_sums_up_shows_progress_and_replays(
+    qtbot,
+    window,
+    virtual_audio: va.VirtualAudio,
+    speech_dir: Path,
+    speech_manifest: list[dict],
+    tmp_path: Path,
+    artifacts_dir: Path,
+) -> None:
+    entry = next(e for e in speech_manifest if e["id"] == SOURCE_ID)
+    source = speech_dir / entry["wav"]
+    audio, rate = sf.read(str(source), dtype="float32")
+    person = tmp_path / "person.wav"  # the person shadows 1.2 s behind
+    sf.write(str(person), np.concatenate([np.zeros(int(1.2 * rate), np.float32), audio]), rate)
+    _practise(window, source)
+    view = window.practice.view
+    window.start_button.click()
+    qtbot.waitUntil(lambda: window.state == "running", timeout=120_000)  # the pace-setter runs while preparing
+    assert window.status_label.text() == "Practising" and window.stop_button.isEnabled()
+    qtbot.waitUntil(lambda: window.practice.controller.snapshot().position_s > 0, timeout=10_000)
+    speaking = virtual_audio.play_into_mic(person)
+    try:
+        # the live marks: words turn said (green) with an EVS shown, while the source still plays
+        qtbot.waitUntil(lambda: "#2e7d32" in view.source_view.toHtml() and view.evs_label.text() != "–",
+                        timeout=15_000)  # fmt: skip
+        snap = window.practice.controller.snapshot()
+        assert snap.position_s < snap.duration_s and view.evs_curve.getData()[0] is not None
+        assert view.pace_curve.getData()[0] is not None and "liveshadow" in view.machine_label.text()
+        qtbot.waitUntil(lambda: window.state == "done", timeout=60_000)
+    finally:
+        speaking.wait(timeout=30)
+    report = window.practice.report
+    assert report is not None and report["evs_s"]["n"] >= 15 and report["accuracy"] >= 0.8
+    assert 1.0 < report["evs_s"]["median"] < 2.5  # 1.2 s behind, and when the copy began after the source
+    assert view.summary.isVisible() and "Ear-voice span: median" in view.summary.text()
+    assert 'href="w0"' in view.source_view.toHtml()
+    window.resize(1100, 760)
+    assert window.grab().save(str(artifacts_dir / "practice_window.png"))  # for people to look at (README)
+    xs, ys = view.progress_curve.getData()
+    assert list(xs) == [1] and ys[0] == pytest.approx(report["evs_s"]["median"])
+    # replay from a word: the source left, the person right
+    from PySide6.QtCore import QUrl
+
+    view.source_view.anchorClicked.emit(QUrl("w3"))
+    assert window.replay is not None and "from" in window.statusBar().currentMessage()
+    time.sleep(0.5)
+    window.stop_replay()
+    assert window.replay is None
