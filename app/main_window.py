@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.gui_gc import MainThreadCollector
 from app.practice_mode import SCORING, PracticeMode
 from app.session_controller import PREPARING, SessionController, sessions_dir
 from app.settings import app_settings
@@ -93,6 +94,8 @@ class MainWindow(QMainWindow):
     def __init__(self) -> None:
         super().__init__()
         self.remember_geometry = True  # off for windows that are only rendered (screenshots)
+        self._collector = MainThreadCollector(self)
+        self._collector.start()
         self.setWindowTitle("liveshadow")
         icon = paths.assets_dir() / "liveshadow.svg"
         if icon.exists():
@@ -214,7 +217,7 @@ class MainWindow(QMainWindow):
         self.transcript.set_point_size(int(app_settings().value(KEY_TRANSCRIPT_PT, DEFAULT_POINT_SIZE, type=int)))
         self.transcript.point_size_changed.connect(lambda size: app_settings().setValue(KEY_TRANSCRIPT_PT, size))
         self.meters = MetersPanel()
-        self.practice = PracticeMode(self)
+        self.practice = PracticeMode(self, parent=self)
 
         top = QHBoxLayout()
         top.addWidget(source_box, 3)
@@ -730,3 +733,4 @@ class MainWindow(QMainWindow):
             settings.setValue(KEY_WINDOW_STATE, self.saveState())
             settings.sync()
         super().closeEvent(event)
+        self._collector.stop()

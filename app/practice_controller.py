@@ -43,11 +43,14 @@ class PracticeController(QObject):
     def busy(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    def start(self, source: Path, language: str, input_device: object, output_device: object) -> None:
+    def start(
+        self, source: Path, language: str | None, input_device: object, output_device: object, interpret: bool = False
+    ) -> None:
         if self.busy:
             return
         self.folder = practice_dir() / datetime.now().strftime(FOLDER_TIME)
-        session = PracticeSession(source, language, input_device, output_device, self.folder)  # type: ignore[arg-type]
+        session = PracticeSession(source, language, input_device, output_device, self.folder,  # type: ignore[arg-type]
+                                  interpret=interpret)  # fmt: skip
         self.session = session
         self._cancelled.clear()
         self.state_changed.emit(PREPARING)
@@ -64,6 +67,12 @@ class PracticeController(QObject):
             session.start()
         except (AsrError, AudioFileError, AudioDeviceError, OSError, ValueError) as exc:
             self.error.emit(f"Cannot practise: {exc}")
+            self.state_changed.emit(PracticeState.FAILED.value)
+            self.finished.emit(None)
+            return
+        except Exception as exc:  # noqa: BLE001 - a thread's end: the window must not stay "Preparing…"
+            log.exception("the practice could not start")
+            self.error.emit(f"Cannot practise: {type(exc).__name__}: {exc}")
             self.state_changed.emit(PracticeState.FAILED.value)
             self.finished.emit(None)
             return

@@ -6,27 +6,43 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QComboBox, QStatusBar
 
 from app.practice_controller import PracticeController
 from app.widgets.practice_view import PracticeView
+from app.widgets.settings_panel import SettingsPanel
 from engine.pipeline.history import SIDE_BY_SIDE
 from engine.practice import history
 from engine.practice.live import ATTEMPT_FILE, PracticeState
-
-if TYPE_CHECKING:
-    from app.main_window import MainWindow
 
 log = logging.getLogger(__name__)
 
 SCORING = PracticeState.SCORING.value
 
 
+class Host(Protocol):
+    """What the Practise mode uses of the window it lives in."""
+
+    state: str
+    settings_panel: SettingsPanel
+    input_combo: QComboBox
+    output_combo: QComboBox
+
+    def _on_state(self, state: str) -> None: ...
+    def show_error(self, text: str) -> None: ...
+    def statusBar(self) -> QStatusBar: ...  # noqa: N802 (Qt's name)
+    def stop_replay(self) -> None: ...
+    def replay_session(
+        self, folder: Path | None, mode: str | None, start_s: float = 0.0, recordings: tuple[Path, Path] | None = None
+    ) -> bool: ...
+
+
 class PracticeMode(QObject):
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, window: Host, parent: QObject | None = None) -> None:
+        super().__init__(parent)
         self.window = window
         self.controller = PracticeController(self)
         self.view = PracticeView()
@@ -57,8 +73,10 @@ class PracticeMode(QObject):
         self.report = None
         self.view.reset()
         self._show_history(Path(source))
-        self.controller.start(Path(source), window.settings_panel.practice_language(),
-                              window.input_combo.currentData(), window.output_combo.currentData())  # fmt: skip
+        panel = window.settings_panel
+        self.view.hide_ahead = panel.practice_interpreting()  # the English text is the answer: shown once said
+        self.controller.start(Path(source), panel.practice_language(), window.input_combo.currentData(),
+                              window.output_combo.currentData(), interpret=panel.practice_interpreting())  # fmt: skip
 
     def tick(self) -> None:
         """The window's meter timer (10 Hz): the live marks and figures."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import tempfile
@@ -40,6 +41,20 @@ def private_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     config = tmp_path / "config"
     monkeypatch.setenv(paths.ENV_CONFIG_DIR, str(config))
     return config
+
+
+@pytest.fixture(autouse=True)
+def collect_in_the_gui_thread(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After a test with Qt widgets, its windows' reference cycles are collected here, in the GUI thread, not later
+    in whichever engine thread next trips the collector (``app.gui_gc``)."""
+    yield
+    if "qtbot" in request.fixturenames:
+        gc.collect()
+        if not gc.isenabled():  # a window the test left open: the next test starts with the collector on
+            from app import gui_gc
+
+            gui_gc._open = 0
+            gc.enable()
 
 
 @pytest.fixture(scope="session")

@@ -169,3 +169,31 @@ def test_the_models_page_cancels_a_download_and_says_it_can_resume(qtbot, tmp_pa
     assert dialog.message.text().startswith("Cancelled") and "resumes" in dialog.message.text()
     assert not dialog.busy() and dialog.add_url_button.isEnabled() and dialog.table.rowCount() == 3
     assert (tmp_path / "data" / "models" / ".downloads" / "big.zip.part").exists()
+
+
+def test_while_a_window_is_open_the_garbage_is_collected_in_the_gui_thread(qtbot) -> None:
+    """``app.gui_gc``: the automatic collector is off while a window is open, the GUI thread's timer collects a
+    cycle, and closing the last window turns the automatic collector on again."""
+    import gc
+    import weakref
+
+    from app.gui_gc import MainThreadCollector
+
+    class Node:
+        pass
+
+    first, second = MainThreadCollector(), MainThreadCollector()
+    first.start()
+    second.start()
+    assert not gc.isenabled()
+    a, b = Node(), Node()
+    a.other, b.other = b, a  # a cycle only the collector frees
+    gone = weakref.ref(a)
+    del a, b
+    kept = [Node() for _ in range(gc.get_threshold()[0] + 10)]  # past the threshold: the automatic collector
+    assert gone() is not None and kept  # would have run here, in this thread
+    qtbot.waitUntil(lambda: gone() is None, timeout=5000)  # the timer collected it
+    first.stop()
+    assert not gc.isenabled()  # another window is still open
+    second.stop()
+    assert gc.isenabled()

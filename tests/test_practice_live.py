@@ -196,3 +196,55 @@ def test_a_headset_unplugged_mid_practice_is_named_and_what_was_said_is_still_sc
     report = session.report
     assert report is not None and report["evs_s"]["n"] >= 5  # the words said before
     assert (tmp_path / "rec" / ATTEMPT_FILE).is_file() and (tmp_path / "rec" / "practice.json").is_file()
+
+
+def test_a_live_interpreting_practice_is_timed_per_sentence_as_its_recording_is_offline(
+    virtual_audio: va.VirtualAudio, speech_xx_dir: Path, tmp_path: Path, practice_backend
+) -> None:
+    """The source in Spanish on the virtual speaker; the person (the English voice saying the reference translation)
+    begins 1 s after the source ends. The session waits for them past its usual tail, and its sentence lag is the one
+    built in, and the one of the kept recording scored offline."""
+    from engine.asr.vad import SileroVad, speech_flags
+    from engine.cli import main
+    from engine.practice.interpreting import interpret_practice_file, load_translator
+
+    source = speech_xx_dir / "wav" / "cv_es_19599961.wav"
+    entry = next(json.loads(line) for line in (speech_xx_dir / "manifest.jsonl").read_text().splitlines()
+                 if '"cv_es_19599961"' in line)  # fmt: skip
+    spoken = tmp_path / "spoken.wav"
+    assert main(["speak", entry["translation"].lower(), "--out", str(spoken)]) == 0
+    voice, source_audio = load_audio(spoken), load_audio(source)
+    person = tmp_path / "person.wav"
+    sf.write(str(person), np.concatenate([np.zeros(source_audio.size + 16000, np.float32), voice]), 16000)
+    session = PracticeSession(source, "es", record_dir=tmp_path / "rec", backend=practice_backend,
+                              pace_setter=False, interpret=True)  # fmt: skip
+    deadline[0] = time.monotonic() + 120
+    players = []
+    snaps = _run(session, on_playing=lambda: players.append(virtual_audio.play_into_mic(person)))
+    players[0].wait(timeout=10)
+    report = session.report
+    assert report is not None and report["task"] == "interpret" and report["chrf_against"] == "reference translation"
+    assert report["chrf"] >= 60, report["attempt_text"]
+    assert not any(w.state is WordState.SAID for w in snaps[0].words)
+    # the truth: where the voice is in the kept recording (the source's clock), and where the source's speech ends
+    recorded = load_audio(tmp_path / "rec" / ATTEMPT_FILE)
+    score, at = va.aligned_correlation(recorded, voice)
+    vad = SileroVad()
+    speech_end_s = (int(np.flatnonzero(speech_flags(source_audio, vad))[-1]) + 1) * 512 / 16000
+    voice_end_s = (int(np.flatnonzero(speech_flags(voice, SileroVad()))[-1]) + 1) * 512 / 16000
+    expected = at / 16000 + voice_end_s - speech_end_s
+    lag = report["sentence_lag_s"]
+    assert score > 0.9 and lag["n"] == report["sentences"] >= 1
+    assert lag["per_sentence"][-1]["lag_s"] == pytest.approx(expected, abs=0.4), (lag, expected)
+    offline = interpret_practice_file(source, tmp_path / "rec" / ATTEMPT_FILE, "es", translator=load_translator("es"),
+                                      english=practice_backend)  # fmt: skip
+    assert offline["sentence_lag_s"]["median"] == pytest.approx(lag["median"], abs=0.1)
+
+
+def test_a_broken_recording_to_practise_on_is_named_before_any_device_opens(tmp_path: Path, capsys) -> None:
+    from engine import cli
+
+    broken = tmp_path / "talk.wav"
+    broken.write_bytes(b"RIFF\x00\x00\x00\x00WAVEjunk")
+    assert cli.main(["practice", str(broken), "--live", "--no-history"]) == cli.EXIT_ERROR
+    assert f"cannot read {broken} as audio" in capsys.readouterr().err

@@ -38,7 +38,7 @@ def _practise(win, recording: Path | None) -> None:
 
 
 def test_the_practise_mode_shows_its_view_asks_for_headphones_and_a_recording(window) -> None:
-    from app.widgets.settings_panel import MODE_SHADOW, SOURCE_FILE
+    from app.widgets.settings_panel import MODE_PRACTISE_INTERPRET, MODE_SHADOW, SOURCE_FILE
 
     assert not window.practice.view.isVisibleTo(window) and window.transcript.isVisibleTo(window)
     _practise(window, None)
@@ -52,6 +52,8 @@ def test_the_practise_mode_shows_its_view_asks_for_headphones_and_a_recording(wi
     panel.source_file.setText("/no/such/recording.wav")
     window.start_session()
     assert "does not exist" in window.message.text()
+    panel.mode.setCurrentText(MODE_PRACTISE_INTERPRET)  # the recording's language: Auto is detected
+    assert window.practice.view.isVisibleTo(window) and panel.practice_language() is None
     panel.mode.setCurrentText(MODE_SHADOW)
     assert window.transcript.isVisibleTo(window) and panel.source.isEnabled()
 

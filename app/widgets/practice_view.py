@@ -25,10 +25,14 @@ def _seconds(value: float | None) -> str:
     return "–" if value is None else f"{value:.2f} s"
 
 
-def marked_html(words: list[MarkedWord], links: bool) -> str:
-    """The source's words coloured by their mark; a said word's EVS (or what was said instead) in its tooltip."""
+def marked_html(words: list[MarkedWord], links: bool, hide_ahead: bool = False) -> str:
+    """The source's words coloured by their mark; a said word's EVS (or what was said instead) in its tooltip.
+    ``hide_ahead``: a word not said yet shows as dots (interpreting: the English text is the answer)."""
     parts = []
     for i, word in enumerate(words):
+        if hide_ahead and word.state is WordState.AHEAD:
+            parts.append(f'<span style="color:{COLOURS[WordState.AHEAD]};">···</span>')
+            continue
         colour = COLOURS[word.state]
         tip = word.state.value + ("" if word.evs_s is None else f", EVS {word.evs_s:.2f} s")
         tip += f", heard as “{word.heard_as}”" if word.heard_as else ""
@@ -41,7 +45,25 @@ def marked_html(words: list[MarkedWord], links: bool) -> str:
     return " ".join(parts)
 
 
+def interpreting_summary_text(report: dict) -> str:
+    lag = report.get("sentence_lag_s") or {}
+    lines = []
+    if lag.get("n"):
+        lines.append(f"Lag from a sentence's end to the end of yours: median {lag['median']:.2f} s, max "
+                     f"{lag['max']:.2f} s ({lag['n']} of {report['sentences']} sentences)")  # fmt: skip
+    else:
+        lines.append(f"None of the {report.get('sentences', 0)} sentences was rendered.")
+    if report.get("chrf") is not None:
+        lines.append(f"chrF {report['chrf']:.1f} against {report['chrf_against']}")
+    machine = report.get("machine_lag_s") or {}
+    if machine.get("median") is not None:
+        lines.append(f"liveshadow interpreting it: word lag median {machine['median']:.2f} s")
+    return "\n".join(lines)
+
+
 def summary_text(report: dict) -> str:
+    if report.get("task") == "interpret":
+        return interpreting_summary_text(report)
     evs = report.get("evs_s") or {}
     lines = []
     if evs.get("n"):
@@ -146,6 +168,7 @@ class PracticeView(QWidget):
         layout.addWidget(self.summary)
         layout.addLayout(figures, 1)
         self._words: list[MarkedWord] = []
+        self.hide_ahead = False  # interpreting: words not said yet are not shown
         self.reset()
 
     def reset(self) -> None:
@@ -164,11 +187,12 @@ class PracticeView(QWidget):
     def show_snapshot(self, snap: PracticeSnapshot) -> None:
         """A live session's state (5 Hz or more)."""
         self._words = snap.words
-        self.source_view.setHtml(marked_html(snap.words, links=False))
+        self.source_view.setHtml(marked_html(snap.words, links=False, hide_ahead=self.hide_ahead))
         self.attempt_label.setText(" ".join(snap.attempt))
         self.evs_label.setText(_seconds(snap.last_evs_s))
         self.median_label.setText(f"median {_seconds(snap.median_evs_s)}")
-        self.position_label.setText(f"{snap.position_s:.1f} of {snap.duration_s:.1f} s")
+        ready = "Get ready: the recording starts in a moment" if snap.position_s <= 0 else None
+        self.position_label.setText(ready or f"{snap.position_s:.1f} of {snap.duration_s:.1f} s")
         self._plot(snap.evs, snap.pace)
 
     def _plot(self, evs: list[tuple[float, float]], pace: list[tuple[float, float]]) -> None:
@@ -183,10 +207,10 @@ class PracticeView(QWidget):
         self._words = report_marks(report)
         self.source_view.setHtml(marked_html(self._words, links=True))
         self.attempt_label.setText(report.get("attempt_text", ""))
-        evs = report.get("evs_s") or {}
+        evs = report.get("evs_s") or report.get("sentence_lag_s") or {}
         self.median_label.setText(f"median {_seconds(evs.get('median'))}, p90 {_seconds(evs.get('p90'))}")
         self.evs_label.setText(_seconds(evs.get("median")))
-        points = [(w["source_end_s"], w["evs_s"]) for w in evs.get("per_word") or []]
+        points = [(w["source_end_s"], w["evs_s"]) for w in report.get("words") or [] if w.get("evs_s") is not None]
         machine = report.get("machine_lag_s") or {}
         self._plot(points, [tuple(p) for p in machine.get("per_word") or []])  # type: ignore[misc]
         self.summary.setText(summary_text(report))

@@ -39,6 +39,7 @@ LIVE_SOURCES = {SOURCE_MIC: "mic", SOURCE_SYSTEM: "system"}  # the picker's live
 MODE_SHADOW = "Shadow (English)"
 MODE_INTERPRET = "Interpret into English"
 MODE_PRACTISE = "Practise shadowing"  # the person shadows a recording and is scored (engine.practice)
+MODE_PRACTISE_INTERPRET = "Practise interpreting into English"  # ... or interprets it
 
 
 def preset_figures_text(item: Preset | None) -> str:
@@ -87,11 +88,11 @@ class SettingsPanel(QWidget):
         self.source_browse = QPushButton("Browse…")
         self.source_browse.clicked.connect(lambda: self._browse(self.source_file, "Recordings (*.wav *.flac *.ogg)"))
         self.mode = QComboBox()
-        self.mode.addItems([MODE_SHADOW, MODE_INTERPRET, MODE_PRACTISE])
+        self.mode.addItems([MODE_SHADOW, MODE_INTERPRET, MODE_PRACTISE, MODE_PRACTISE_INTERPRET])
         self.mode.setToolTip(
             "Shadow: the English the speaker says, re-voiced. Interpret: another language, spoken in English as it is "
-            "recognized (multilingual Whisper base translating; slower than tiny.en). Practise: you shadow a "
-            "recording (headphones on) and are scored word by word; the voice stays silent."
+            "recognized (multilingual Whisper base translating; slower than tiny.en). Practise: you shadow (or "
+            "interpret) a recording, headphones on, and are scored; the voice stays silent."
         )
         self.language = QComboBox()
         self.language.addItem("Auto (detected from the first seconds)", AUTO_LANGUAGE)
@@ -230,8 +231,12 @@ class SettingsPanel(QWidget):
         self.source_browse.setEnabled(from_file)
         interpreting = self.interpreting()
         self.language.setEnabled(interpreting or practising)
-        self.language.setToolTip("Practise: the recording's language, which you shadow in (Auto: English)"
-                                 if practising else "The speaker's language (interpreting)")  # fmt: skip
+        if self.practice_interpreting():
+            self.language.setToolTip("The recording's language; you speak English (Auto: detected)")
+        elif practising:
+            self.language.setToolTip("Practise: the recording's language, which you shadow in (Auto: English)")
+        else:
+            self.language.setToolTip("The speaker's language (interpreting)")
         for widget in (self.backend, self.model, self.model_browse):  # interpreting runs Whisper base
             widget.setEnabled(not interpreting)
 
@@ -274,12 +279,18 @@ class SettingsPanel(QWidget):
         return self.mode.currentText() == MODE_INTERPRET
 
     def practising(self) -> bool:
-        return self.mode.currentText() == MODE_PRACTISE
+        return self.mode.currentText() in (MODE_PRACTISE, MODE_PRACTISE_INTERPRET)
 
-    def practice_language(self) -> str:
-        """The language a practice session recognizes both voices in (Auto is English: tiny.en)."""
+    def practice_interpreting(self) -> bool:
+        return self.mode.currentText() == MODE_PRACTISE_INTERPRET
+
+    def practice_language(self) -> str | None:
+        """The recording's language in a practice session. Shadowing: Auto is English (tiny.en); interpreting: Auto is
+        None, detected."""
         code = str(self.language.currentData())
-        return "en" if code == AUTO_LANGUAGE else code
+        if code != AUTO_LANGUAGE:
+            return code
+        return None if self.practice_interpreting() else "en"
 
     def translate_from(self) -> str | None:
         """The spoken language for ``ShadowConfig.translate_from`` (None: shadowing)."""

@@ -60,9 +60,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.voice and not args.history and not args.live:
         print("liveshadow: practice needs --voice ATTEMPT, --live (or --history)", file=sys.stderr)
         return EXIT_USAGE
-    if args.live and (args.voice or args.interpret or args.offset_s):
-        print("liveshadow: --live records the attempt itself: not with --voice, --interpret or --offset-s",
-              file=sys.stderr)  # fmt: skip
+    if args.live and (args.voice or args.offset_s):
+        print("liveshadow: --live records the attempt itself: not with --voice or --offset-s", file=sys.stderr)
         return EXIT_USAGE
     for path in (args.source, args.voice):
         if path and not Path(path).is_file():
@@ -110,12 +109,16 @@ def run_live(args: argparse.Namespace) -> dict | None:
     def device(text: str | None) -> str | int | None:
         return int(text) if text is not None and text.isdigit() else text
 
-    session = PracticeSession(Path(args.source), args.lang or "en", device(args.input), device(args.output),
-                              Path(args.record) if args.record else None)  # fmt: skip
+    language = args.lang if args.interpret else args.lang or "en"
+    session = PracticeSession(Path(args.source), language, device(args.input), device(args.output),
+                              Path(args.record) if args.record else None, interpret=args.interpret)  # fmt: skip
     print("liveshadow: preparing (the recognizer, the source's words)…", file=sys.stderr)
     session.prepare()
-    print(f"liveshadow: shadow this ({session.duration_s:.1f} s; headphones on): {session.source_text}",
-          file=sys.stderr)  # fmt: skip
+    if args.interpret:  # the English text is the answer: not shown before
+        print(f"liveshadow: interpret this into English ({session.duration_s:.1f} s; headphones on)", file=sys.stderr)
+    else:
+        print(f"liveshadow: shadow this ({session.duration_s:.1f} s; headphones on): {session.source_text}",
+              file=sys.stderr)  # fmt: skip
     session.start()
     try:
         while not session.wait(PROGRESS_S):

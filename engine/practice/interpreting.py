@@ -13,7 +13,10 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from engine.asr.backend import AsrBackend, AsrError
 from engine.asr.offline import transcribe_long
@@ -30,6 +33,16 @@ from engine.practice.score import PracticeScore, score
 log = logging.getLogger(__name__)
 
 SENTENCE_ENDS = (".", "?", "!", "。", "？", "！")
+
+
+@dataclass(frozen=True)
+class EnglishTarget:
+    words: list[Word]  # the English text, timed on the source
+    translated: list[Word]  # Whisper base's translation of the source (its sentence ends cut the sentences)
+    origin: str  # "reference translation" or "liveshadow's own translation"
+    reference: str | None
+
+
 SENTENCE_LAG_S = "sentence_lag_s"
 CHRF = "chrf"
 
@@ -77,6 +90,40 @@ def sentence_lags(result: PracticeScore, ends: Sequence[float]) -> list[dict]:
     return out
 
 
+def english_target(source: Path, source_audio: np.ndarray, translator: AsrBackend) -> EnglishTarget:
+    """The English the person's words are aligned with, timed on the source."""
+    translated = transcribe_long(translator, source_audio)
+    reference = reference_translation(source)
+    if reference:
+        timed = timed_reference(reference, translated, "en")
+        return EnglishTarget(timed, translated, "reference translation", reference)
+    return EnglishTarget(list(translated), translated, "liveshadow's own translation", None)
+
+
+def score_interpretation(target: EnglishTarget, said: Sequence[Word], offset_s: float = 0.0) -> dict:
+    """The person's English words (recognized with times, their recording begun ``offset_s`` after the source)
+    against ``target``: per sentence of the source the lag to the end of their words for it, and chrF."""
+    result = score(target.words, said, offset_s, "en")
+    lags = sentence_lags(result, sentence_ends(target.translated))
+    measured = [s["lag_s"] for s in lags if s["lag_s"] is not None]
+    attempt_text = " ".join(w.text for w in said)
+    english_text = target.reference or " ".join(w.text for w in target.translated)
+    return {
+        SENTENCE_LAG_S: {"per_sentence": lags, **aggregate(measured)},
+        CHRF: _chrf(english_text, attempt_text),
+        "chrf_against": target.origin,
+        "sentences": len(lags),
+        "sentences_said": len(measured),
+        "task": "interpret",
+        "offset_s": offset_s,
+        "english_text": english_text,
+        "translation_text": " ".join(w.text for w in target.translated),
+        "attempt_text": attempt_text,
+        "words": result.report()["words"],  # the English text's words as the person's aligned with them
+        "machine": machine_info(),
+    }
+
+
 def interpret_practice_file(
     source: Path,
     attempt: Path,
@@ -92,40 +139,16 @@ def interpret_practice_file(
     translator = translator if translator is not None else load_translator(language)
     english = english if english is not None else load_recognizer("en")
     t0 = time.perf_counter()
-    translated = transcribe_long(translator, source_audio)
+    target = english_target(source, source_audio, translator)
     said = transcribe_long(english, attempt_audio)
-    compute_s = time.perf_counter() - t0
-    reference = reference_translation(source)
-    if reference:
-        target, origin = timed_reference(reference, translated, "en"), "reference translation"
-    else:
-        target, origin = list(translated), "liveshadow's own translation"
-    result = score(target, said, offset_s, "en")
-    lags = sentence_lags(result, sentence_ends(translated))
-    measured = [s["lag_s"] for s in lags if s["lag_s"] is not None]
-    attempt_text = " ".join(w.text for w in said)
-    english_text = reference or " ".join(w.text for w in translated)
-    report = {
-        SENTENCE_LAG_S: {"per_sentence": lags, **aggregate(measured)},
-        CHRF: _chrf(english_text, attempt_text),
-        "chrf_against": origin,
-        "sentences": len(lags),
-        "sentences_said": len(measured),
-        "command": "practice",
-        "task": "interpret",
-        "source": str(source),
-        "attempt": str(attempt),
-        "language": language or getattr(translator, "language", None),
-        "offset_s": offset_s,
-        "english_text": english_text,
-        "translation_text": " ".join(w.text for w in translated),
-        "attempt_text": attempt_text,
-        "source_s": source_audio.size / SAMPLE_RATE,
-        "attempt_s": attempt_audio.size / SAMPLE_RATE,
-        "recognizer_compute_s": compute_s,
-        "machine": machine_info(),
-    }
-    log.info("scored an interpreting attempt %s: %d of %d sentences said", attempt, len(measured), len(lags))
+    report = score_interpretation(target, said, offset_s)
+    report.update({
+        "command": "practice", "source": str(source), "attempt": str(attempt),
+        "language": language or getattr(translator, "language", None), "source_s": source_audio.size / SAMPLE_RATE,
+        "attempt_s": attempt_audio.size / SAMPLE_RATE, "recognizer_compute_s": time.perf_counter() - t0,
+    })  # fmt: skip
+    log.info("scored an interpreting attempt %s: %d of %d sentences said", attempt, report["sentences_said"],
+             report["sentences"])  # fmt: skip
     return report
 
 

@@ -50,7 +50,10 @@ PIECE_S = 0.25  # the source is queued for playback in pieces this long
 # once running, its times hold (0.00 s), and the person gets a moment to get ready.
 LEAD_IN_S = 1.0
 MIC_WAIT_S = 5.0  # a new input stream may deliver nothing for its first 0.4-1.9 s (a sound server's); then it is lost
-TAIL_S = 4.0  # the person is still heard this long after the source's end
+TAIL_S = 4.0  # the person is still heard this long after the source's end, and as long as they speak:
+QUIET_END_S = 2.0  # ... until they have been quiet this long
+MAX_TAIL_S = 20.0  # ... at most this long (an interpreter finishes a sentence after the source's end)
+SPEAKING_DB = -45.0  # a microphone block louder than this is the person speaking
 ATTEMPT_FILE = "attempt.wav"
 REPORT_FILE = "practice.json"
 
@@ -107,15 +110,19 @@ class PracticeSession:
     def __init__(
         self,
         source: Path,
-        language: str = "en",
+        language: str | None = "en",
         input_device: int | str | None = None,
         output_device: int | str | None = None,
         record_dir: Path | None = None,
         backend: AsrBackend | None = None,
         pace_setter: bool = True,
+        interpret: bool = False,
     ) -> None:
-        """``pace_setter``: also run the machine on the source (``pace_setter.machine_lag``) while preparing."""
+        """``pace_setter``: also run the machine on the source (``pace_setter.machine_lag``) while preparing.
+        ``interpret``: the source is in ``language`` (None: detected) and the person speaks English; their words are
+        marked against an English text of the source (``interpreting.english_target``)."""
         self.source = source
+        self.interpret = interpret
         self.pace_setter = pace_setter
         self.language = language
         self.input_device, self.output_device = input_device, output_device
@@ -130,6 +137,8 @@ class PracticeSession:
         self._source_words: list[Word] = []
         self._source_units: list[Unit] = []
         self._words_from = ""
+        self._target = None  # interpreting: the English text timed on the source (``interpreting.EnglishTarget``)
+        self._last_speech: float | None = None  # when the person was last heard speaking (monotonic)
         self._lock = threading.Lock()
         self._stop, self._cancel, self._finished = threading.Event(), threading.Event(), threading.Event()
         self._clock = RealClock()
@@ -158,19 +167,33 @@ class PracticeSession:
 
         self._audio = load_audio(self.source)
         if self._backend is None:
-            self._backend = load_recognizer(self.language)
+            self._backend = load_recognizer("en" if self.interpret else self.language or "en")
         self._vad = SileroVad()
-        heard = transcribe_long(self._backend, self._audio)
-        self._source_words, self._words_from = source_words(self.source, heard, self.language)
-        self._source_units = units(self._source_words, self.language)
+        if self.interpret:
+            from engine.practice.interpreting import english_target, load_translator
+
+            translator = load_translator(self.language)
+            self._target = english_target(self.source, self._audio, translator)
+            detected = getattr(translator, "detected", None)
+            self.language = self.language or (detected[0] if detected else None)
+            self._source_words, self._words_from = self._target.words, self._target.origin
+        else:
+            heard = transcribe_long(self._backend, self._audio)
+            self._source_words, self._words_from = source_words(self.source, heard, self.language)
+        self._source_units = units(self._source_words, self._said_language)
         if not self._source_units:
             raise AsrError(f"no words were heard in {self.source}: there is nothing to shadow")
-        kept_s = MIC_WAIT_S + LEAD_IN_S + self.duration_s + TAIL_S + 2.0  # all the session can hear, and no more
+        kept_s = MIC_WAIT_S + LEAD_IN_S + self.duration_s + MAX_TAIL_S + 2.0  # all the session can hear, no more
         self._recorded = np.zeros(int(kept_s * SAMPLE_RATE), np.float32)
         if self.pace_setter:
             from engine.practice.pace_setter import machine_lag
 
-            self.pace = machine_lag(self.source, self.language)
+            self.pace = machine_lag(self.source, self.language, self.interpret)
+
+    @property
+    def _said_language(self) -> str:
+        """The language the person speaks (and the marks compare in)."""
+        return "en" if self.interpret else self.language or "en"
 
     # ----- run
     def start(self) -> None:
@@ -256,7 +279,8 @@ class PracticeSession:
         self._finished.set()
 
     def _watch_player(self, player: Player) -> None:
-        """Note when the source's first sample was heard; end the session ``TAIL_S`` after its last."""
+        """Note when the source's first sample was heard; end the session ``TAIL_S`` after its last, or once the person
+        has been quiet for ``QUIET_END_S`` after that (``MAX_TAIL_S`` at most)."""
         end_at = None
         while not self._stop.is_set():
             player.poll()
@@ -265,8 +289,8 @@ class PracticeSession:
                 first = next((p for p in finished if p.key == 0 and p.start_s is not None), None)
                 self._played_at = first.start_s if first is not None else None
             if end_at is None and finished and finished[-1].key == self._last_key() and finished[-1].end_s:
-                end_at = finished[-1].end_s + TAIL_S
-            if end_at is not None and time.monotonic() >= end_at:
+                end_at = finished[-1].end_s
+            if end_at is not None and self._ended(end_at, time.monotonic()):
                 self._stop.set()
                 return
             try:
@@ -276,6 +300,12 @@ class PracticeSession:
                 self._stop.set()
                 return
             time.sleep(0.05)
+
+    def _ended(self, source_end: float, now: float) -> bool:
+        if now < source_end + TAIL_S:
+            return False
+        speaking = self._last_speech is not None and now - self._last_speech < QUIET_END_S
+        return not speaking or now >= source_end + MAX_TAIL_S
 
     def _last_key(self) -> int:
         piece = int(PIECE_S * SAMPLE_RATE)
@@ -293,6 +323,8 @@ class PracticeSession:
         self._recorded_n += take.size
         if samples.size:
             self._level = level_db(samples)
+            if self._level > SPEAKING_DB:
+                self._last_speech = arrived
 
     def _on_step(self, step: StepResult) -> None:
         if step.committed:
@@ -312,7 +344,7 @@ class PracticeSession:
         with self._lock:
             said = list(self._committed)
         moved = [] if offset is None else units([replace(w, start_s=w.start_s + offset, end_s=w.end_s + offset)
-                                                 for w in said], self.language)  # fmt: skip
+                                                 for w in said], self._said_language)  # fmt: skip
         marked = mark_words(self._source_units, moved, position if self.state is PracticeState.RUNNING else 1e9)
         points = evs_points(marked)
         return PracticeSnapshot(
@@ -337,7 +369,14 @@ class PracticeSession:
 
         attempt = self._attempt_audio()
         live = self.snapshot()
-        report = score_recording(self._source_words, attempt, self._backend, self.language)  # type: ignore[arg-type]
+        if self._target is not None:
+            from engine.practice.interpreting import score_interpretation
+
+            said = transcribe_long(self._backend, attempt)  # type: ignore[arg-type]
+            report = score_interpretation(self._target, said)
+            report.update(language=self.language, attempt_s=attempt.size / SAMPLE_RATE)
+        else:
+            report = score_recording(self._source_words, attempt, self._backend, self._said_language)  # type: ignore[arg-type]
         report.update({
             "command": "practice --live", "source": str(self.source), "source_words_from": self._words_from,
             "source_s": self.duration_s, "capture_offset_s": self.offset_s(),

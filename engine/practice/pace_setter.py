@@ -1,8 +1,9 @@
 """The pace-setter: the machine's own ear-voice lag on a source, word by word, shown beside the person's EVS.
 
-It is a headless shadowing run of the source on the compute-aware clock (the times a live run would have on this
-machine), with the default settings, kept per source content in the data folder so a second attempt at the same
-recording starts at once. The voice speaks English: a source in another language has no pace-setter.
+It is a headless shadowing (or interpreting) run of the source on the compute-aware clock (the times a live run
+would have on this machine), with the default settings, kept per source content in the data folder so a second
+attempt at the same recording starts at once. The voice speaks English: a source in another language has a
+pace-setter only when it is interpreted.
 """
 
 from __future__ import annotations
@@ -20,25 +21,29 @@ log = logging.getLogger(__name__)
 CACHE_FOLDER = "pace-setter"
 
 
-def _cache_path(source: Path) -> Path:
-    return paths.data_dir() / CACHE_FOLDER / f"{file_sha256(source)}.json"
+def _cache_path(source: Path, interpret_from: str | None) -> Path:
+    name = file_sha256(source) + (f"-interpret-{interpret_from}" if interpret_from else "")
+    return paths.data_dir() / CACHE_FOLDER / f"{name}.json"
 
 
-def machine_lag(source: Path, language: str = "en") -> list[tuple[float, float]]:
-    """(source word end, the machine's ear-voice lag) for every word the machine spoke; [] for another language or
-    when the run fails (the practice goes on without it)."""
-    if language != "en":
+def machine_lag(source: Path, language: str | None = "en", interpret: bool = False) -> list[tuple[float, float]]:
+    """(source word end, the machine's ear-voice lag) for every word the machine spoke; [] for a source in another
+    language shadowed, or when the run fails (the practice goes on without it). ``interpret``: the machine
+    interprets the source from ``language`` (None: detected)."""
+    from engine.pipeline.config import AUTO_LANGUAGE, ShadowConfig
+
+    if language != "en" and not interpret:
         return []
-    cache = _cache_path(source)
+    translate_from = (language or AUTO_LANGUAGE) if interpret else None
+    cache = _cache_path(source, translate_from)
     try:
         return [(float(a), float(b)) for a, b in json.loads(cache.read_text(encoding="utf-8"))]
     except (OSError, ValueError, TypeError):
         pass
-    from engine.pipeline.config import ShadowConfig
     from engine.pipeline.shadow import shadow_file
 
     try:
-        report = shadow_file(source, ShadowConfig(), speech_chain=False)
+        report = shadow_file(source, ShadowConfig(translate_from=translate_from), speech_chain=False)
     except (OSError, RuntimeError, ValueError) as exc:
         log.warning("no pace-setter for %s: %s", source, exc)
         return []
