@@ -116,7 +116,9 @@ def test_words_cut_out_of_the_attempt_are_missed(machine_attempt, tmp_path: Path
     cut_keys = [normalize_token(w["text"]) for w in middle]
     assert sum(k in {normalize_token(t) for t in lost} for k in cut_keys) >= 3, (lost, cut_keys)
     assert len(lost) <= len(middle) + 3, (lost, cut_keys, report["attempt_text"])
-    assert report["longest_lost_s"] >= max(machine_attempt["report"]["longest_lost_s"], 0.4), lost
+    # the stretch cut is lost (not compared with the whole attempt's longest: a word said between two cut ones, "of"
+    # in "nor of the circumstances", split it in one CI run, while the whole attempt had lost 0.86 s elsewhere)
+    assert report["longest_lost_s"] >= 0.4, lost
 
 
 def test_a_pause_inserted_in_the_attempt_adds_its_length_to_the_evs_after_it(machine_attempt, tmp_path: Path) -> None:
