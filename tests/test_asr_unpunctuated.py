@@ -355,3 +355,32 @@ def test_the_last_decode_leaves_out_the_quiet_after_the_speech() -> None:
     hangover = 0.3  # the gate's (GateConfig.hangover_s): speech "ends" that long after the last speech frame
     assert backend.lengths[-1] == pytest.approx(2.0 + hangover + FINISH_TAIL_S - start, abs=2 * FRAME_S)
     assert backend.lengths[-1] < heard - 3.0 and recognizer.buffer_s == 0.0
+
+
+def test_a_word_written_on_the_quiet_after_the_last_word_is_dropped_but_a_soft_word_is_kept() -> None:
+    """A live capture's end (ls_2412-153948-0000 on the speakers): "myself." at −20 dBFS, then the room at −50 dBFS,
+    on which Whisper wrote "of". A word 12 dB under the speech is still speech; a word inside the speech is never
+    dropped, however quiet, and neither is anything but the tail."""
+    from engine.asr.speech_filter import QUIET_TAIL_DB, SpeechLevel, without_quiet_tail
+
+    rng = np.random.default_rng(3)
+    speech = 0.1 * rng.standard_normal(SAMPLE_RATE)  # −20 dBFS: 0.0-1.0 s
+    soft = 0.025 * rng.standard_normal(SAMPLE_RATE // 2)  # −32 dBFS: 1.0-1.5 s
+    room = 0.003 * rng.standard_normal(SAMPLE_RATE)  # −50 dBFS: 1.5-2.5 s
+    audio = np.concatenate([speech, soft, room]).astype(np.float32)
+    words = [Word("painful", 0.2, 0.6), Word("myself.", 0.6, 1.0), Word("to", 1.05, 1.4), Word("of", 1.6, 1.9)]
+    assert QUIET_TAIL_DB <= 25
+    assert [w.text for w in without_quiet_tail(words, audio, 0.0)] == ["painful", "myself.", "to"]
+    moved = [Word(w.text, w.start_s + 10.0, w.end_s + 10.0) for w in words]  # a buffer that starts 10 s in
+    assert [w.text for w in without_quiet_tail(moved, audio, 10.0)] == ["painful", "myself.", "to"]
+    inside = [Word("of", 1.6, 1.9), Word("myself.", 0.6, 1.0)]  # only the tail goes
+    assert [w.text for w in without_quiet_tail(inside, audio, 0.0)] == ["of", "myself."]
+    assert without_quiet_tail([], audio, 0.0) == [] and without_quiet_tail(words, audio[:100], 0.0) == words
+    # a buffer cut after the sentence holds only the quiet: the level is the speech heard before it
+    level = SpeechLevel()
+    for i in range(0, audio.size, 1600):
+        level.add(audio[i : i + 1600])
+    assert level.db() == pytest.approx(-20, abs=1.5)
+    quiet = [Word("Okay.", 1.6, 1.9)]
+    assert without_quiet_tail(quiet, room, 1.5) == quiet  # on its own level, the room is "speech"
+    assert without_quiet_tail(quiet, room, 1.5, level.db()) == []

@@ -23,6 +23,7 @@ does not cut them (the sweep's ``zrN``).
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -36,6 +37,12 @@ INSTANT_S = 1e-6  # a word this short was timed to no frame of the audio
 TIMESTAMP_STEP_S = 0.02  # Whisper's word times come in these steps
 UNALIGNED_RUN_WORDS = 4  # a translation's words timed to one instant, this many in a row, were not heard
 MIN_PHRASE_SPEECH = 0.5  # of a trailing silence phrase's span, to count as said
+# A word at the end of a hypothesis whose loudest 40 ms is this far below the buffer's speech is not speech: Whisper
+# writes a word ("of", "Peace.") on the quiet after a speaker's last one, timed into the detector's hangover, where
+# the room's (or a recording's) noise floor lies 22-30 dB under the speech (live captures, 2026-11-29).
+QUIET_TAIL_DB = 20.0
+LEVEL_FRAME_S = 0.04
+SPEECH_LEVEL_PERCENTILE = 95
 # Normalized as ``Word.key`` gives them, longest first: the longest match at the end of a hypothesis is checked.
 SILENCE_PHRASES: tuple[tuple[str, ...], ...] = tuple(
     sorted(
@@ -110,6 +117,57 @@ def drop_unspoken(words: Sequence[Word], frames: SpeechFrames, buffer_start_s: f
                 kept = kept[:-n]
             break
     return [w for w in kept if w.start_s >= frames.end_s or frames.any_speech(w.start_s - PAD_S, w.end_s + PAD_S)]
+
+
+def frame_levels_db(audio: np.ndarray, rate: int = 16000) -> np.ndarray:
+    """The level of every whole ``LEVEL_FRAME_S`` of ``audio``, in dBFS."""
+    frame = int(LEVEL_FRAME_S * rate)
+    n = audio.size // frame
+    power = np.mean(np.square(audio[: n * frame].reshape(n, frame), dtype=np.float64), axis=1)
+    return 10 * np.log10(power + 1e-12)
+
+
+class SpeechLevel:
+    """How loud the speech has been over the last ``memory_s`` of audio heard (a high percentile of its frames): a
+    buffer cut after a sentence may hold nothing but the quiet after it, on which the level is read."""
+
+    def __init__(self, memory_s: float = 30.0, rate: int = 16000) -> None:
+        self._levels: collections.deque[float] = collections.deque(maxlen=int(memory_s / LEVEL_FRAME_S))
+        self._rest = np.zeros(0, np.float32)
+        self._rate = rate
+
+    def add(self, samples: np.ndarray) -> None:
+        data = np.concatenate([self._rest, samples])
+        frame = int(LEVEL_FRAME_S * self._rate)
+        whole = data.size // frame * frame
+        self._levels.extend(frame_levels_db(data[:whole], self._rate).tolist())
+        self._rest = data[whole:]
+
+    def db(self) -> float | None:
+        return float(np.percentile(self._levels, SPEECH_LEVEL_PERCENTILE)) if self._levels else None
+
+
+def without_quiet_tail(
+    words: Sequence[Word], audio: np.ndarray, buffer_start_s: float, speech_db: float | None = None, rate: int = 16000
+) -> list[Word]:
+    """``words`` less those at their end whose span (on the clock of ``audio``'s first sample at ``buffer_start_s``)
+    is ``QUIET_TAIL_DB`` or more below the speech at its loudest: ``speech_db`` (``SpeechLevel``), else the buffer's
+    own."""
+    levels = frame_levels_db(audio, rate)
+    n = levels.size
+    if not words or n < 2:
+        return list(words)
+    reference = speech_db if speech_db is not None else float(np.percentile(levels, SPEECH_LEVEL_PERCENTILE))
+    floor = reference - QUIET_TAIL_DB
+    kept = list(words)
+    while kept:
+        lo = int((kept[-1].start_s - buffer_start_s) / LEVEL_FRAME_S)
+        hi = int(np.ceil((kept[-1].end_s - buffer_start_s) / LEVEL_FRAME_S))
+        span = levels[max(lo, 0) : min(max(hi, lo + 1), n)]
+        if span.size == 0 or float(span.max()) >= floor:
+            break
+        kept.pop()
+    return kept
 
 
 def without_unaligned_start(words: Sequence[Word], buffer_start_s: float) -> list[Word]:

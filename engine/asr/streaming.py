@@ -29,7 +29,13 @@ import numpy as np
 
 from engine.asr.backend import SAMPLE_RATE, AsrBackend
 from engine.asr.commit import CommitPolicy, common_prefix_length
-from engine.asr.speech_filter import SpeechFrames, drop_unspoken, without_unaligned_runs
+from engine.asr.speech_filter import (
+    SpeechFrames,
+    SpeechLevel,
+    drop_unspoken,
+    without_quiet_tail,
+    without_unaligned_runs,
+)
 from engine.asr.vad import FRAME, SileroVad, SpeechGate
 from engine.asr.words import Word, normalize_token
 
@@ -151,6 +157,7 @@ class StreamingRecognizer:
         self.gate = SpeechGate()
         self.config = config or StreamConfig()
         self._buffer = np.zeros(0, np.float32)
+        self._level = SpeechLevel()  # the speech's level over the last seconds heard (``without_quiet_tail``)
         self._speech = np.zeros(0, bool)  # per VAD frame, the first starting at sample ``_speech_start``
         self._speech_start = 0  # source sample of the first frame's start (frames never straddle a cut)
         self._start = 0  # source sample of the buffer's first sample
@@ -175,6 +182,7 @@ class StreamingRecognizer:
     def insert_audio(self, samples: np.ndarray) -> None:
         data = np.asarray(samples, np.float32).reshape(-1)
         self._buffer = np.concatenate([self._buffer, data])
+        self._level.add(data)
         self.audio_in_s += data.size / SAMPLE_RATE
         if self._incremental:
             self.backend.accept(data)  # type: ignore[attr-defined]
@@ -281,6 +289,7 @@ class StreamingRecognizer:
             kept = drop_unspoken(without_unaligned_runs(words), frames)
         else:
             kept = drop_unspoken(words, frames, self._offset_s)
+            kept = without_quiet_tail(kept, self._buffer[:end], self._offset_s, self._level.db())
         if len(kept) < len(words) and log.isEnabledFor(logging.DEBUG):
             log.debug("dropped %d word(s) nobody said: %s", len(words) - len(kept),
                       " ".join(w.text for w in words if w not in kept))  # fmt: skip
