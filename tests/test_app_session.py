@@ -263,9 +263,9 @@ def test_the_window_shadows_this_computers_sound_and_ducks_the_other_stream(
     assert not sound_server.Ducker().state_file.exists()  # restored at the end
     report = session.figures.report()
     from_file = shadow_file(speech_dir / item["wav"], ShadowConfig(), shadow_models, entry=item, speech_chain=False)
-    # two words of 36: a word ending ("antecedence"), and now and then a word Whisper writes in the quiet after the
-    # recording ends ("life.", "Thank you."), which a file-fed session, whose input ends there, does not hear
-    assert wer(item["text"], report["committed_text"]) <= wer(item["text"], from_file["committed_text"]) + 0.06
+    # the bound (one word of 36: a word ending, "antecedence"); a word Whisper wrote in the quiet after the
+    # recording ("life.", "Thank you.") is dropped since speech_filter.without_quiet_tail
+    assert wer(item["text"], report["committed_text"]) <= wer(item["text"], from_file["committed_text"]) + 0.05
     assert echo_words(report["words"], item["text"]) == [], report["committed_text"]
     assert report["ear_voice_lag_s"]["n"] > 20
 

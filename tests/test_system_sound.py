@@ -118,7 +118,7 @@ def test_with_the_voice_on_the_output_heard_its_own_sound_is_cancelled(
     report = session.figures.report()
     assert report["echo"]["path"] == "digital" and report["echo"]["echo_only_s"] > 0
     from_file = shadow_file(wav, ShadowConfig(), shadow_models, entry=entry, speech_chain=False)
-    # within 0.05 in 5 of 7 sessions; the others 0.083 and 0.139, with a word Whisper wrote in the quiet after the
-    # recording ("Thank you.", "I'm happy."), not the voice's (docs/RESULTS.md); the gate loses 0.53
-    assert wer(entry["text"], report["committed_text"]) <= wer(entry["text"], from_file["committed_text"]) + 0.15
+    # the bound; 0.083 and 0.139 in two of seven sessions before a word Whisper wrote in the quiet after the
+    # recording ("Thank you.", "I'm happy.") was dropped (docs/RESULTS.md); the gate loses 0.53
+    assert wer(entry["text"], report["committed_text"]) <= wer(entry["text"], from_file["committed_text"]) + 0.05
     assert echo_words(report["words"], entry["text"]) == [], report["committed_text"]
