@@ -107,3 +107,19 @@ def test_a_practice_in_the_window_marks_words_live_then_sums_up_shows_progress_a
     time.sleep(0.5)
     window.stop_replay()
     assert window.replay is None
+
+
+def test_the_progress_plot_takes_each_attempt_by_its_kind(qtbot) -> None:
+    """Shadowing attempts plot their EVS median and accuracy; interpreting ones their sentence lag and chrF / 100."""
+    from app.widgets.practice_view import PracticeView, summary_text
+
+    view = PracticeView()
+    qtbot.addWidget(view)
+    view.show_history([{"at": 0, "evs_median_s": 1.2, "accuracy": 0.9},
+                       {"at": 60, "sentence_lag_median_s": 3.5, "chrf": 72.0, "task": "interpret"}])  # fmt: skip
+    assert list(view.progress_curve.getData()[1]) == [1.2, 3.5]
+    assert list(view.accuracy_curve.getData()[1]) == pytest.approx([0.9, 0.72])
+    assert "2 attempts" in view.progress_plot.plotItem.titleLabel.text
+    text = summary_text({"task": "interpret", "sentence_lag_s": {"n": 1, "median": 3.5, "max": 3.5}, "sentences": 1,
+                         "chrf": 72.0, "chrf_against": "reference translation"})  # fmt: skip
+    assert "median 3.50 s" in text and "chrF 72.0 against reference translation" in text

@@ -219,8 +219,11 @@ class PracticeView(QWidget):
     def show_history(self, entries: list[dict]) -> None:
         """Past attempts at this recording, oldest first: EVS median and accuracy per attempt."""
         xs = list(range(1, len(entries) + 1))
-        self.progress_curve.setData(xs, [e.get("evs_median_s") or 0.0 for e in entries])
-        self.accuracy_curve.setData(xs, [e.get("accuracy") or 0.0 for e in entries])
+        # interpreting attempts: the sentence lag, and chrF / 100 in place of accuracy
+        lags = [e.get("evs_median_s", e.get("sentence_lag_median_s")) or 0.0 for e in entries]
+        scores = [e["accuracy"] if "accuracy" in e else (e.get("chrf") or 0.0) / 100 for e in entries]
+        self.progress_curve.setData(xs, lags)
+        self.accuracy_curve.setData(xs, scores)
         if entries:
             last = time.strftime("%d %b %H:%M", time.localtime(entries[-1]["at"]))
             self.progress_plot.setTitle(f"{len(entries)} attempt{'' if len(entries) == 1 else 's'}, last {last}")
