@@ -65,14 +65,11 @@ class PracticeController(QObject):
                 self.finished.emit(None)
                 return
             session.start()
-        except (AsrError, AudioFileError, AudioDeviceError, OSError, ValueError) as exc:
-            self.error.emit(f"Cannot practise: {exc}")
-            self.state_changed.emit(PracticeState.FAILED.value)
-            self.finished.emit(None)
-            return
         except Exception as exc:  # noqa: BLE001 - a thread's end: the window must not stay "Preparing…"
-            log.exception("the practice could not start")
-            self.error.emit(f"Cannot practise: {type(exc).__name__}: {exc}")
+            expected = isinstance(exc, (AsrError, AudioFileError, AudioDeviceError, OSError, ValueError))
+            if not expected:
+                log.exception("the practice could not start")
+            self.error.emit(f"Cannot practise: {exc if expected else f'{type(exc).__name__}: {exc}'}")
             self.state_changed.emit(PracticeState.FAILED.value)
             self.finished.emit(None)
             return

@@ -62,7 +62,7 @@ def _fail(message: str, code: int = EXIT_ERROR) -> int:
 
 
 def _run_speak(args: argparse.Namespace) -> int:
-    from engine.audio.devices import AudioDeviceError
+    from engine.audio.devices import AudioDeviceError, device_arg
     from engine.tts.frontend import split_words
     from engine.tts.speak import SpeakOptions, paced, speak
     from engine.tts.voice_split import VoiceSplitError
@@ -89,7 +89,7 @@ def _run_speak(args: argparse.Namespace) -> int:
         batches = paced(words, args.words_per_second) if args.words_per_second else iter([words])
     options = SpeakOptions(
         policy=args.policy, k=args.k, first_chunk=args.first_chunk, chunk=args.chunk, delta=args.delta,
-        seed=args.seed, threads=args.threads, play=args.play, device=_device(args.device), voice=args.voice,
+        seed=args.seed, threads=args.threads, play=args.play, device=device_arg(args.device), voice=args.voice,
     )  # fmt: skip
     try:
         result = speak(batches, options)
@@ -166,6 +166,8 @@ def _run_transcribe(args: argparse.Namespace) -> int:
 
 def _shadow_config(args: argparse.Namespace) -> ShadowConfig:
     """The session's settings: the defaults, then ``--preset``'s knobs, then the knobs given one by one."""
+    from engine.audio.devices import device_arg
+
     knobs = dict(preset(args.preset).knobs) if args.preset else {}
     given = {"commit": args.commit, "tts_policy": args.policy, "k": args.k, "first_chunk": args.first_chunk,
              "chunk": args.chunk, "phrase_chunk": args.phrase_chunk, "hurry_below_s": args.hurry,
@@ -174,7 +176,7 @@ def _shadow_config(args: argparse.Namespace) -> ShadowConfig:
     return ShadowConfig(
         backend=args.backend, model=args.model, voice=args.voice, echo_guard=args.echo_guard,
         echo_hint_ms=args.echo_hint_ms, echo_canceller=args.echo_canceller, noise_suppression=args.noise_suppression,
-        input_device=_device(args.input), output_device=_device(args.output), voice_rate=args.voice_rate,
+        input_device=device_arg(args.input), output_device=device_arg(args.output), voice_rate=args.voice_rate,
         cpu_slowdown=args.cpu_slowdown, catch_up=args.catch_up,
         translate_from=args.translate_from.lower() if args.translate_from else None, **knobs,
     )  # fmt: skip
@@ -421,10 +423,6 @@ def _json_default(value: object) -> object:
     if isinstance(value, np.generic):
         return value.item()
     raise TypeError(f"not JSON serializable: {type(value).__name__}")
-
-
-def _device(text: str | None) -> str | int | None:
-    return int(text) if text is not None and text.isdigit() else text
 
 
 POLICY_HELP = ("when the voice speaks: lookahead (Ma et al.'s, with --k; the default), learned (the trained READ/SPEAK "

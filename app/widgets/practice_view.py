@@ -13,7 +13,8 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QGridLayout, QLabel, QTextBrowser, QVBoxLayout, QWidget
 
 from engine.practice.live import PracticeSnapshot
-from engine.practice.marks import MarkedWord, WordState
+from engine.practice.marks import MarkedWord, WordState, running_median
+from engine.practice.summary import figure_lines
 
 COLOURS = {WordState.SAID: "#2e7d32", WordState.SUBSTITUTED: "#b36b00", WordState.MISSED: "#b00020",
            WordState.AHEAD: "#8a8a8a"}  # fmt: skip
@@ -45,45 +46,9 @@ def marked_html(words: list[MarkedWord], links: bool, hide_ahead: bool = False) 
     return " ".join(parts)
 
 
-def interpreting_summary_text(report: dict) -> str:
-    lag = report.get("sentence_lag_s") or {}
-    lines = []
-    if lag.get("n"):
-        lines.append(f"Lag from a sentence's end to the end of yours: median {lag['median']:.2f} s, max "
-                     f"{lag['max']:.2f} s ({lag['n']} of {report['sentences']} sentences)")  # fmt: skip
-    else:
-        lines.append(f"None of the {report.get('sentences', 0)} sentences was rendered.")
-    if report.get("chrf") is not None:
-        lines.append(f"chrF {report['chrf']:.1f} against {report['chrf_against']}")
-    machine = report.get("machine_lag_s") or {}
-    if machine.get("median") is not None:
-        lines.append(f"liveshadow interpreting it: word lag median {machine['median']:.2f} s")
-    return "\n".join(lines)
-
-
 def summary_text(report: dict) -> str:
-    if report.get("task") == "interpret":
-        return interpreting_summary_text(report)
-    evs = report.get("evs_s") or {}
-    lines = []
-    if evs.get("n"):
-        lines.append(f"Ear-voice span: median {evs['median']:.2f} s, p90 {evs['p90']:.2f} s ({evs['n']} of "
-                     f"{report['source_words']} words said)")  # fmt: skip
-    else:
-        lines.append("No word of the source was said.")
-    accuracy = report.get("accuracy")
-    if accuracy is not None:
-        lines.append(f"Accuracy {accuracy:.0%}: missed {report['missed_words']}, substituted "
-                     f"{report['substituted_words']}, added {report['added_words']}")  # fmt: skip
-    rate = report.get("rate_ratio")
-    extra = [f"longest stretch lost {report.get('longest_lost_s', 0.0):.1f} s"]
-    if rate is not None:
-        extra.append(f"your rate {rate:.2f}× the source's")
-    machine = report.get("machine_lag_s") or {}
-    if machine.get("median") is not None:
-        extra.append(f"liveshadow's voice on it: {machine['median']:.2f} s")
-    lines.append("; ".join(extra).capitalize())
-    return "\n".join(lines)
+    """The attempt's figures as the command line words them, a line each, capitalized (chrF keeps its spelling)."""
+    return "\n".join(line if line.startswith("chrF") else line[:1].upper() + line[1:] for line in figure_lines(report))
 
 
 def report_marks(report: dict) -> list[MarkedWord]:
@@ -198,8 +163,8 @@ class PracticeView(QWidget):
     def _plot(self, evs: list[tuple[float, float]], pace: list[tuple[float, float]]) -> None:
         self.evs_curve.setData([x for x, _ in evs], [y for _, y in evs])
         self.pace_curve.setData([x for x, _ in pace], [y for _, y in pace])
-        if pace:
-            median = sorted(y for _, y in pace)[len(pace) // 2]
+        median = running_median(pace)
+        if median is not None:
             self.machine_label.setText(f"liveshadow: {median:.2f} s")
 
     def show_summary(self, report: dict) -> None:

@@ -19,6 +19,11 @@ _SERVER_ENV = {"input": "PULSE_SOURCE", "output": "PULSE_SINK"}
 _env_lock = threading.Lock()
 
 
+def device_arg(text: str | None) -> str | int | None:
+    """A device as the command line names it: an index (digits) or a name."""
+    return int(text) if text is not None and text.isdigit() else text
+
+
 class AudioDeviceError(RuntimeError):
     """No audio system, or no device that fits: the message says what the user can do."""
 

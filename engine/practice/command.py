@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from engine.practice.score import ACCURACY, EVS_S, LONGEST_LOST_S, MISSED_WORDS, RATE_RATIO
+from engine.practice.summary import figure_lines
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
@@ -104,13 +104,11 @@ def run(args: argparse.Namespace) -> int:
 
 def run_live(args: argparse.Namespace) -> dict | None:
     """Play the source and score the person live; a line of progress on stderr five times a second."""
+    from engine.audio.devices import device_arg
     from engine.practice.live import PracticeSession
 
-    def device(text: str | None) -> str | int | None:
-        return int(text) if text is not None and text.isdigit() else text
-
     language = args.lang if args.interpret else args.lang or "en"
-    session = PracticeSession(Path(args.source), language, device(args.input), device(args.output),
+    session = PracticeSession(Path(args.source), language, device_arg(args.input), device_arg(args.output),
                               Path(args.record) if args.record else None, interpret=args.interpret)  # fmt: skip
     print("liveshadow: preparing (the recognizer, the source's words)…", file=sys.stderr)
     session.prepare()
@@ -168,34 +166,10 @@ def history_text(entries: list[dict]) -> str:
 
 
 def interpreting_summary(report: dict) -> str:
-    lag = report["sentence_lag_s"]
     lines = [f"source ({report['chrf_against']}): {report['english_text']}", f"you: {report['attempt_text']}"]
-    if lag["n"]:
-        lines.append(f"lag from a sentence's end to the end of yours: median {lag['median']:.2f} s, max "
-                     f"{lag['max']:.2f} s ({lag['n']} of {report['sentences']} sentences)")  # fmt: skip
-    else:
-        lines.append(f"none of the {report['sentences']} sentences was rendered")
-    if report["chrf"] is not None:
-        lines.append(f"chrF {report['chrf']:.1f} against {report['chrf_against']}")
-    return "\n".join(lines)
+    return "\n".join([*lines, *figure_lines(report)])
 
 
 def summary(report: dict) -> str:
-    evs = report[EVS_S]
     lines = [f"source: {report['source_text']}", f"you:    {report['attempt_text']}"]
-    if evs["n"]:
-        lines.append(f"ear-voice span: median {evs['median']:.2f} s, p90 {evs['p90']:.2f} s, max {evs['max']:.2f} s "
-                     f"({evs['n']} words said of {report['source_words']})")  # fmt: skip
-    else:
-        lines.append(f"no word of the source's {report['source_words']} was said")
-    accuracy = report[ACCURACY]
-    rate = report[RATE_RATIO]
-    lines.append(f"accuracy {accuracy:.0%}" if accuracy is not None else "accuracy: the source has no words")
-    lines[-1] += (f"; missed {report[MISSED_WORDS]}, substituted {report['substituted_words']}, "
-                  f"added {report['added_words']}; longest stretch lost {report[LONGEST_LOST_S]:.1f} s")  # fmt: skip
-    if rate is not None:
-        lines[-1] += f"; your rate {rate:.2f}x the source's"
-    machine = report.get("machine_lag_s")
-    if machine and machine["median"] is not None:
-        lines.append(f"liveshadow's own voice on this recording: lag median {machine['median']:.2f} s")
-    return "\n".join(lines)
+    return "\n".join([*lines, *figure_lines(report)])

@@ -349,7 +349,7 @@ class PracticeSession:
         points = evs_points(marked)
         return PracticeSnapshot(
             state=self.state, position_s=max(position, 0.0), duration_s=self.duration_s, words=marked,
-            attempt=[w.text for w in said], evs=points, last_evs_s=_last_said(marked),
+            attempt=[w.text for w in said], evs=points, last_evs_s=points[-1][1] if points else None,
             median_evs_s=running_median(points), level_db=self._level, pace=list(self.pace),
         )  # fmt: skip
 
@@ -391,8 +391,3 @@ class PracticeSession:
             report["attempt"] = str(self.record_dir / ATTEMPT_FILE)
             (self.record_dir / REPORT_FILE).write_text(json.dumps(report, indent=1), encoding="utf-8")
         return report
-
-
-def _last_said(marked: list[MarkedWord]) -> float | None:
-    said = [w for w in marked if w.evs_s is not None]
-    return said[-1].evs_s if said else None

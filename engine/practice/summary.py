@@ -1,0 +1,43 @@
+"""The figures of a scored attempt in words, one line each: what the command line prints under the two transcripts
+and what the window's Practise summary shows."""
+
+from __future__ import annotations
+
+from engine.practice.score import ACCURACY, EVS_S, LONGEST_LOST_S, MISSED_WORDS, RATE_RATIO
+
+
+def figure_lines(report: dict) -> list[str]:
+    """A shadowing or (``task`` "interpret") an interpreting report's figures."""
+    lines = _interpreting(report) if report.get("task") == "interpret" else _shadowing(report)
+    machine = report.get("machine_lag_s")
+    if machine and machine["median"] is not None:
+        lines.append(f"liveshadow's own voice on this recording: lag median {machine['median']:.2f} s")
+    return lines
+
+
+def _shadowing(report: dict) -> list[str]:
+    evs = report[EVS_S]
+    if evs["n"]:
+        lines = [f"ear-voice span: median {evs['median']:.2f} s, p90 {evs['p90']:.2f} s, max {evs['max']:.2f} s "
+                 f"({evs['n']} words said of {report['source_words']})"]  # fmt: skip
+    else:
+        lines = [f"no word of the source's {report['source_words']} was said"]
+    accuracy, rate = report[ACCURACY], report[RATE_RATIO]
+    line = f"accuracy {accuracy:.0%}" if accuracy is not None else "accuracy: the source has no words"
+    line += (f"; missed {report[MISSED_WORDS]}, substituted {report['substituted_words']}, "
+             f"added {report['added_words']}; longest stretch lost {report[LONGEST_LOST_S]:.1f} s")  # fmt: skip
+    if rate is not None:
+        line += f"; your rate {rate:.2f}x the source's"
+    return [*lines, line]
+
+
+def _interpreting(report: dict) -> list[str]:
+    lag = report["sentence_lag_s"]
+    if lag["n"]:
+        lines = [f"lag from a sentence's end to the end of yours: median {lag['median']:.2f} s, max "
+                 f"{lag['max']:.2f} s ({lag['n']} of {report['sentences']} sentences)"]  # fmt: skip
+    else:
+        lines = [f"none of the {report['sentences']} sentences was rendered"]
+    if report["chrf"] is not None:
+        lines.append(f"chrF {report['chrf']:.1f} against {report['chrf_against']}")
+    return lines
