@@ -82,6 +82,10 @@ PRACTISE_ROUTE = (
     "Practising: the recording plays on {output} (wear headphones: without them it reaches the "
     "microphone and is scored as you); you are heard on {mic}; liveshadow's voice stays silent."
 )
+PRACTISE_HEARD_ROUTE = (
+    "Practising on this computer's sound: play a talk or a video in another application and shadow it (wear "
+    "headphones); you are heard on {mic}; Stop ends the practice and scores it."
+)
 
 
 def _record(event: dict) -> WordRecord:
@@ -595,7 +599,8 @@ class MainWindow(QMainWindow):
         self.use_cancel_button.setVisible(suggest and not practising)
         if practising:
             output_name = output.label if output is not None else "the speaker"
-            self.route_label.setText(PRACTISE_ROUTE.format(output=output_name, mic=self.input_combo.currentText()))
+            route = PRACTISE_HEARD_ROUTE if live == "system" else PRACTISE_ROUTE
+            self.route_label.setText(route.format(output=output_name, mic=self.input_combo.currentText()))
             self.route_label.setStyleSheet(f"color: {LOOP_COLOUR if on_speakers else ROUTE_COLOUR};")
             return
         if live is None:

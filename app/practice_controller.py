@@ -1,30 +1,27 @@
-"""The window's adapter to a live practice session (``engine.practice.live``): prepares it off the GUI thread, reports
-its state and end as signals, keeps the attempt in the history. The window reads ``snapshot()`` on its timer."""
+"""The window's adapter to a live practice session (``engine.practice.live``, or ``.heard`` on this computer's sound):
+prepares it off the GUI thread, reports its state and end as signals, keeps the attempt in the history. The window reads
+``snapshot()`` on its timer."""
 
 from __future__ import annotations
 
 import logging
 import threading
-from datetime import datetime
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from engine import paths
 from engine.asr.backend import AsrError
 from engine.audio.devices import AudioDeviceError
 from engine.audio.io import AudioFileError
-from engine.pipeline.history import FOLDER_TIME
 from engine.practice import history
-from engine.practice.live import PracticeSession, PracticeSnapshot, PracticeState
+from engine.practice.heard import HeardPracticeSession
+from engine.practice.live import PracticeSession
+from engine.practice.live_common import PracticeSnapshot, PracticeState
 
 log = logging.getLogger(__name__)
 
 PREPARING = "preparing"
-
-
-def practice_dir() -> Path:
-    return paths.data_dir() / "practice"
+LiveSession = PracticeSession | HeardPracticeSession
 
 
 class PracticeController(QObject):
@@ -34,7 +31,7 @@ class PracticeController(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.session: PracticeSession | None = None
+        self.session: LiveSession | None = None
         self.folder: Path | None = None
         self._thread: threading.Thread | None = None
         self._cancelled = threading.Event()
@@ -43,21 +40,18 @@ class PracticeController(QObject):
     def busy(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    def start(
-        self, source: Path, language: str | None, input_device: object, output_device: object, interpret: bool = False
-    ) -> None:
+    def start(self, session: LiveSession) -> None:
+        """Prepare and start ``session`` (its ``record_dir`` is where the attempt is kept)."""
         if self.busy:
             return
-        self.folder = practice_dir() / datetime.now().strftime(FOLDER_TIME)
-        session = PracticeSession(source, language, input_device, output_device, self.folder,  # type: ignore[arg-type]
-                                  interpret=interpret)  # fmt: skip
+        self.folder = session.record_dir
         self.session = session
         self._cancelled.clear()
         self.state_changed.emit(PREPARING)
         self._thread = threading.Thread(target=self._run, args=(session,), name="practice-window", daemon=True)
         self._thread.start()
 
-    def _run(self, session: PracticeSession) -> None:
+    def _run(self, session: LiveSession) -> None:
         try:
             session.prepare()
             if self._cancelled.is_set():
@@ -80,10 +74,10 @@ class PracticeController(QObject):
                 session.wait()
         if session.error:
             self.error.emit(f"The practice stopped: {session.error}")
-        report = session.report
-        if report is not None:
+        report, source = session.report, session.source_recording
+        if report is not None and source is not None:
             try:
-                history.record(report, session.source)
+                history.record(report, source)
             except OSError as exc:
                 self.error.emit(f"The attempt was not kept in the history: {exc}")
         self.state_changed.emit(session.state.value)

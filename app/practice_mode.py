@@ -11,12 +11,14 @@ from typing import Protocol
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QComboBox, QStatusBar
 
-from app.practice_controller import PracticeController
+from app.practice_controller import LiveSession, PracticeController
 from app.widgets.practice_view import PracticeView
 from app.widgets.settings_panel import SettingsPanel
 from engine.pipeline.history import SIDE_BY_SIDE
 from engine.practice import history
-from engine.practice.live import ATTEMPT_FILE, PracticeState
+from engine.practice.heard import SYSTEM, HeardPracticeSession
+from engine.practice.live import PracticeSession
+from engine.practice.live_common import ATTEMPT_FILE, PracticeState
 
 log = logging.getLogger(__name__)
 
@@ -58,25 +60,32 @@ class PracticeMode(QObject):
 
     def start(self) -> None:
         window = self.window
-        source = window.settings_panel.source_path()
-        if not source:
-            window.show_error("Cannot practise: choose a recording to shadow.")
+        panel = window.settings_panel
+        heard = panel.live_source() == SYSTEM  # this computer's sound: another application plays the source
+        source = None if heard else panel.source_path()
+        if not heard and not source:
+            window.show_error("Cannot practise: choose a recording to shadow, or this computer's sound.")
             return
-        if not Path(source).is_file():
+        if source and not Path(source).is_file():
             window.show_error(f"Cannot practise: the recording {source} does not exist.")
             return
-        if window.output_combo.currentData() is None or window.input_combo.currentData() is None:
+        if window.input_combo.currentData() is None or (not heard and window.output_combo.currentData() is None):
             window.show_error("Cannot practise: it needs a microphone and headphones. Connect them and press Refresh "
                               "devices.")  # fmt: skip
             return
         window.stop_replay()
         self.report = None
         self.view.reset()
-        self._show_history(Path(source))
-        panel = window.settings_panel
+        self.view.show_history([] if source is None else self._history(Path(source)))
         self.view.hide_ahead = panel.practice_interpreting()  # the English text is the answer: shown once said
-        self.controller.start(Path(source), panel.practice_language(), window.input_combo.currentData(),
-                              window.output_combo.currentData(), interpret=panel.practice_interpreting())  # fmt: skip
+        folder, language, interpret = history.attempt_dir(), panel.practice_language(), panel.practice_interpreting()
+        microphone = window.input_combo.currentData()
+        if source is None:
+            session: LiveSession = HeardPracticeSession(SYSTEM, language, microphone, folder, interpret=interpret)
+        else:
+            session = PracticeSession(Path(source), language, microphone, window.output_combo.currentData(), folder,
+                                      interpret=interpret)  # fmt: skip
+        self.controller.start(session)
 
     def tick(self) -> None:
         """The window's meter timer (10 Hz): the live marks and figures."""
@@ -92,22 +101,26 @@ class PracticeMode(QObject):
             return
         self.report = report
         self.view.show_summary(report)
-        self._show_history(session.source)
+        source = session.source_recording
+        self.view.show_history(self._history(source) if source is not None else [])
         self.window.statusBar().showMessage(f"Practice recorded in {self.controller.folder}: click a word to replay "
                                             "from it (the source left, you right)", 10000)  # fmt: skip
 
-    def _show_history(self, source: Path) -> None:
+    def _history(self, source: Path) -> list[dict]:
         try:
-            self.view.show_history(history.attempts(source))
+            return history.attempts(source)
         except OSError as exc:
             log.warning("cannot read the practice history: %s", exc)
+            return []
 
     def replay_from(self, start_s: float) -> bool:
         folder, session = self.controller.folder, self.controller.session
         if self.report is None or folder is None or session is None:
             return False
-        return self.window.replay_session(folder, SIDE_BY_SIDE, start_s,
-                                          recordings=(session.source, folder / ATTEMPT_FILE))  # fmt: skip
+        source = session.source_recording
+        if source is None:
+            return False
+        return self.window.replay_session(folder, SIDE_BY_SIDE, start_s, recordings=(source, folder / ATTEMPT_FILE))
 
     def stop(self) -> None:
         self.controller.stop()

@@ -38,14 +38,20 @@ def _practise(win, recording: Path | None) -> None:
 
 
 def test_the_practise_mode_shows_its_view_asks_for_headphones_and_a_recording(window) -> None:
-    from app.widgets.settings_panel import MODE_PRACTISE_INTERPRET, MODE_SHADOW, SOURCE_FILE
+    from app.widgets.settings_panel import MODE_PRACTISE_INTERPRET, MODE_SHADOW, SOURCE_FILE, SOURCE_MIC, SOURCE_SYSTEM
 
     assert not window.practice.view.isVisibleTo(window) and window.transcript.isVisibleTo(window)
     _practise(window, None)
     panel = window.settings_panel
     assert window.practice.view.isVisibleTo(window) and not window.transcript.isVisibleTo(window)
-    assert panel.source.currentText() == SOURCE_FILE and not panel.source.isEnabled() and panel.language.isEnabled()
+    assert panel.source.currentText() == SOURCE_FILE and panel.language.isEnabled()
     assert "wear headphones" in window.route_label.text() and panel.practice_language() == "en"
+    assert panel.language.currentText() == "Auto (English)"
+    panel.source.setCurrentText(SOURCE_MIC)  # the microphone is the person's: a recording is played instead
+    assert panel.source.currentText() == SOURCE_FILE
+    panel.source.setCurrentText(SOURCE_SYSTEM)  # ... or this computer's sound is heard
+    assert panel.source.currentText() == SOURCE_SYSTEM and "this computer's sound" in window.route_label.text()
+    panel.source.setCurrentText(SOURCE_FILE)
     panel.source_file.setText("")
     window.start_session()
     assert "choose a recording" in window.message.text() and window.state == "idle"
@@ -54,6 +60,7 @@ def test_the_practise_mode_shows_its_view_asks_for_headphones_and_a_recording(wi
     assert "does not exist" in window.message.text()
     panel.mode.setCurrentText(MODE_PRACTISE_INTERPRET)  # the recording's language: Auto is detected
     assert window.practice.view.isVisibleTo(window) and panel.practice_language() is None
+    assert panel.language.currentText().startswith("Auto (detected")
     panel.mode.setCurrentText(MODE_SHADOW)
     assert window.transcript.isVisibleTo(window) and panel.source.isEnabled()
 
@@ -107,6 +114,51 @@ def test_a_practice_in_the_window_marks_words_live_then_sums_up_shows_progress_a
     time.sleep(0.5)
     window.stop_replay()
     assert window.replay is None
+
+
+@pytest.mark.audio
+def test_a_practice_on_this_computers_sound_marks_words_as_heard_until_stop_then_sums_up_and_replays(
+    qtbot, window, virtual_audio: va.VirtualAudio, speech_dir: Path, speech_manifest: list[dict], tmp_path: Path
+) -> None:
+    """Another application plays the source; the window recognizes it and the person live, and Stop scores."""
+    import subprocess
+
+    from PySide6.QtCore import QUrl
+
+    from app.widgets.settings_panel import SOURCE_SYSTEM
+
+    source = speech_dir / next(e for e in speech_manifest if e["id"] == SOURCE_ID)["wav"]
+    audio, rate = sf.read(str(source), dtype="float32")
+    person = tmp_path / "person.wav"  # the person shadows 1 s behind
+    sf.write(str(person), np.concatenate([np.zeros(rate, np.float32), audio]), rate)
+    _practise(window, None)
+    window.settings_panel.source.setCurrentText(SOURCE_SYSTEM)
+    view = window.practice.view
+    window.start_button.click()
+    qtbot.waitUntil(lambda: window.state == "running", timeout=60_000)
+    qtbot.waitUntil(lambda: "Listening: play something" in view.position_label.text(), timeout=2_000)
+    players = [subprocess.Popen(["paplay", f"--device={va.SPEAKER_SINK}", str(source)], env=virtual_audio.env()),
+               virtual_audio.play_into_mic(person)]  # fmt: skip
+    try:
+        qtbot.waitUntil(lambda: "#2e7d32" in view.source_view.toHtml() and view.evs_label.text() != "–",
+                        timeout=15_000)  # fmt: skip
+        assert "s heard" in view.position_label.text()
+        for player in players:
+            player.wait(timeout=30)
+        qtbot.wait(3000)
+    finally:
+        for player in players:
+            player.kill()
+    window.stop_button.click()
+    qtbot.waitUntil(lambda: window.state == "done", timeout=60_000)
+    report = window.practice.report
+    assert report is not None and report["evs_s"]["n"] >= 15 and report["accuracy"] >= 0.8
+    assert 0.5 < report["evs_s"]["median"] < 2.0  # 1 s behind, and when the two players began
+    assert view.summary.isVisible() and "Ear-voice span: median" in view.summary.text()
+    assert list(view.progress_curve.getData()[0]) == [1]  # the attempt, known by the sound it heard
+    view.source_view.anchorClicked.emit(QUrl("w3"))
+    assert window.replay is not None
+    window.stop_replay()
 
 
 def test_the_progress_plot_takes_each_attempt_by_its_kind(qtbot) -> None:

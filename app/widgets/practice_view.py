@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QGridLayout, QLabel, QTextBrowser, QVBoxLayout, QWidget
 
-from engine.practice.live import PracticeSnapshot
+from engine.practice.live_common import PracticeSnapshot
 from engine.practice.marks import MarkedWord, WordState, running_median
 from engine.practice.summary import figure_lines
 
@@ -156,8 +156,13 @@ class PracticeView(QWidget):
         self.attempt_label.setText(" ".join(snap.attempt))
         self.evs_label.setText(_seconds(snap.last_evs_s))
         self.median_label.setText(f"median {_seconds(snap.median_evs_s)}")
-        ready = "Get ready: the recording starts in a moment" if snap.position_s <= 0 else None
-        self.position_label.setText(ready or f"{snap.position_s:.1f} of {snap.duration_s:.1f} s")
+        if snap.open_ended:  # this computer's sound: no end known, Stop ends it
+            ready = "Listening: play something in another application" if not snap.words else None
+            where = f"{snap.position_s:.1f} s heard · Stop scores it"
+        else:
+            ready = "Get ready: the recording starts in a moment" if snap.position_s <= 0 else None
+            where = f"{snap.position_s:.1f} of {snap.duration_s:.1f} s"
+        self.position_label.setText(ready or where)
         self._plot(snap.evs, snap.pace)
 
     def _plot(self, evs: list[tuple[float, float]], pace: list[tuple[float, float]]) -> None:

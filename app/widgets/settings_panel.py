@@ -36,6 +36,8 @@ SOURCE_MIC = "Microphone"
 SOURCE_SYSTEM = "This computer's sound"
 SOURCE_FILE = "Recording (file)"
 LIVE_SOURCES = {SOURCE_MIC: "mic", SOURCE_SYSTEM: "system"}  # the picker's live sources: engine.pipeline.sources
+AUTO_DETECTED = "Auto (detected from the first seconds)"
+AUTO_ENGLISH = "Auto (English)"  # practising shadowing: the recording is English unless another language is chosen
 MODE_SHADOW = "Shadow (English)"
 MODE_INTERPRET = "Interpret into English"
 MODE_PRACTISE = "Practise shadowing"  # the person shadows a recording and is scored (engine.practice)
@@ -95,7 +97,7 @@ class SettingsPanel(QWidget):
             "interpret) a recording, headphones on, and are scored; the voice stays silent."
         )
         self.language = QComboBox()
-        self.language.addItem("Auto (detected from the first seconds)", AUTO_LANGUAGE)
+        self.language.addItem(AUTO_DETECTED, AUTO_LANGUAGE)
         for code, name in COMMON_LANGUAGES.items():
             self.language.addItem(f"{name} ({code})", code)
         self.backend = QComboBox()
@@ -223,14 +225,16 @@ class SettingsPanel(QWidget):
 
     def _update_enabled(self) -> None:
         practising = self.practising()
-        if practising and self.source.currentText() != SOURCE_FILE:
-            self.source.setCurrentText(SOURCE_FILE)  # the source to shadow is a recording
-        self.source.setEnabled(not practising)
+        if practising and self.source.currentText() == SOURCE_MIC:
+            self.source.setCurrentText(SOURCE_FILE)  # the microphone is the person's: the source is played or heard
         from_file = self.source.currentText() == SOURCE_FILE
         self.source_file.setEnabled(from_file)
         self.source_browse.setEnabled(from_file)
         interpreting = self.interpreting()
         self.language.setEnabled(interpreting or practising)
+        shadowing_practice = practising and not self.practice_interpreting()
+        self.language.setItemText(self.language.findData(AUTO_LANGUAGE),
+                                  AUTO_ENGLISH if shadowing_practice else AUTO_DETECTED)  # fmt: skip
         if self.practice_interpreting():
             self.language.setToolTip("The recording's language; you speak English (Auto: detected)")
         elif practising:

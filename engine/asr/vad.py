@@ -119,6 +119,15 @@ def speech_flags(samples: np.ndarray, vad: SileroVad, config: GateConfig | None 
     return SpeechGate(config).decide(vad.probabilities(samples))
 
 
+def speech_span(samples: np.ndarray, vad: SileroVad, keep_s: float = 0.0) -> tuple[int, int] | None:
+    """The samples from the first speech to the last (``keep_s`` more each side, within the signal); None: none."""
+    speech = np.flatnonzero(speech_flags(samples, vad))
+    if not speech.size:
+        return None
+    keep = int(keep_s * RATE)
+    return max(int(speech[0]) * FRAME - keep, 0), min((int(speech[-1]) + 1) * FRAME + keep, samples.size)
+
+
 def speech_seconds(samples: np.ndarray, vad: SileroVad | None = None, config: GateConfig | None = None) -> float:
     """Seconds of speech in a whole signal, counting only runs of at least ``min_speech_s``."""
     flags = speech_flags(samples, vad or SileroVad(), config)

@@ -9,6 +9,7 @@ would: it copies each block into a bounded queue and goes back for the next. The
 from __future__ import annotations
 
 import logging
+import os
 import threading
 
 import numpy as np
@@ -17,6 +18,33 @@ from engine.audio.capture import DEFAULT_BLOCK_S, DEFAULT_QUEUE_S, DEFAULT_RATE,
 from engine.audio.devices import AudioDeviceError
 
 log = logging.getLogger(__name__)
+
+
+_connected_under: list[str | None] = []  # the PULSE_SERVER the library last connected under
+
+
+def _connected_library():  # noqa: ANN202 - the soundcard module
+    """soundcard, connected to the sound server of now. It connects once, when imported, so a server restarted
+    since (or another one named in ``PULSE_SERVER``, as tests do) would never be reached: a connection found dead, or
+    made under another server, is made anew (through the library's module connection, guarded)."""
+    import soundcard
+
+    wanted = os.environ.get("PULSE_SERVER")
+    if not _connected_under:  # imported just now, under this server
+        _connected_under.append(wanted)
+        return soundcard
+    try:
+        from soundcard import pulseaudio
+
+        pulse = pulseaudio._pulse
+        ready = pulse._pa_context_get_state(pulse.context) == pulseaudio._pa.PA_CONTEXT_READY
+        if not ready or _connected_under[0] != wanted:
+            log.info("connecting to the sound server again")
+            pulseaudio._pulse = pulseaudio._PulseAudio()
+            _connected_under[0] = wanted
+    except AttributeError as exc:  # another version of the library: keep its connection
+        log.debug("cannot renew the sound server connection: %s", exc)
+    return soundcard
 
 
 class ServerCapture(BlockQueue):
@@ -41,8 +69,8 @@ class ServerCapture(BlockQueue):
 
     def start(self) -> None:
         try:
-            import soundcard
-        except (ImportError, OSError, RuntimeError) as exc:  # soundcard raises when no sound server answers
+            soundcard = _connected_library()
+        except (ImportError, OSError, RuntimeError, AssertionError) as exc:  # raised when no sound server answers
             raise AudioDeviceError(f"cannot reach the sound server to record {self.device!r}: {exc}") from exc
         try:
             source = soundcard.get_microphone(self.name, include_loopback=True)

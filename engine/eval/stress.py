@@ -35,7 +35,7 @@ import soundfile as sf
 
 from engine.asr.backend import SAMPLE_RATE
 from engine.asr.bench import load_manifest
-from engine.asr.vad import FRAME, SileroVad, speech_flags
+from engine.asr.vad import FRAME, SileroVad, speech_flags, speech_span
 from engine.audio.io import load_audio
 from engine.audio.resample import resample
 
@@ -73,11 +73,8 @@ def speech_rms(audio: np.ndarray, flags: np.ndarray) -> float:
 
 
 def trim_silence(audio: np.ndarray, vad: SileroVad) -> np.ndarray:
-    speech = np.flatnonzero(speech_flags(audio, vad))
-    if not speech.size:
-        return audio
-    keep = int(EDGE_KEEP_S * SAMPLE_RATE)
-    return audio[max(speech[0] * FRAME - keep, 0) : min((speech[-1] + 1) * FRAME + keep, audio.size)]
+    span = speech_span(audio, vad, EDGE_KEEP_S)
+    return audio if span is None else audio[span[0] : span[1]]
 
 
 def at_level(audio: np.ndarray, dbfs: float, level: float) -> np.ndarray:

@@ -29,16 +29,16 @@ SAMPLE_RATE = 16000
 MAX_TOKENS = 224
 
 
-def load_recognizer(language: str) -> AsrBackend:
+def load_recognizer(language: str, threads: int = 2) -> AsrBackend:
     """tiny.en for English; the multilingual base model transcribing ``language`` for any other."""
     from engine.asr.whisper_backend import WhisperBackend
 
     if language == "en":
-        return WhisperBackend(max_new_tokens=MAX_TOKENS)
+        return WhisperBackend(threads=threads, max_new_tokens=MAX_TOKENS)
     from engine.asr import whisper_base_model
 
     folder = str(whisper_base_model.model_dir())
-    return WhisperBackend(folder, language=language, task="transcribe", max_new_tokens=MAX_TOKENS)
+    return WhisperBackend(folder, threads=threads, language=language, task="transcribe", max_new_tokens=MAX_TOKENS)
 
 
 def practice_file(

@@ -17,7 +17,7 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     practice = sub.add_parser(
         "practice", parents=[common], help="score a person's shadowing of a recording: ear-voice span, words missed"
     )
-    practice.add_argument("source", help="the recording that was shadowed (WAV, FLAC, OGG)")
+    practice.add_argument("source", nargs="?", help="the recording that was shadowed (WAV, FLAC, OGG)")
     practice.add_argument("--voice", metavar="ATTEMPT",
                           help="the person's recording, begun when the source began (else --offset-s)")  # fmt: skip
     practice.add_argument(
@@ -37,6 +37,12 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         action="store_true",
         help="play SOURCE (on headphones) and score you as you shadow it into the microphone",
     )
+    practice.add_argument(
+        "--hear",
+        metavar="WHAT",
+        help="practise live on this computer's sound ('system') or a sound-server source by name, in place of a "
+        "recording: another application plays it; Ctrl+C ends and scores (kept in the data folder without --record)",
+    )
     practice.add_argument("--input", metavar="DEV", help="the microphone for --live (name or index)")
     practice.add_argument("--output", metavar="DEV", help="the output for --live (name or index; use headphones)")
     practice.add_argument("--record", metavar="DIR", help="--live: keep your recording and the report here")
@@ -54,6 +60,11 @@ def run(args: argparse.Namespace) -> int:
     from engine.practice import history
     from engine.practice.attempt import practice_file
 
+    if args.hear:
+        return run_heard(args)
+    if not args.source:
+        print("liveshadow: practice needs a SOURCE recording (or --hear system)", file=sys.stderr)
+        return EXIT_USAGE
     if (args.input or args.output or args.record) and not args.live:
         print("liveshadow: --input, --output and --record are for --live", file=sys.stderr)
         return EXIT_USAGE
@@ -87,9 +98,16 @@ def run(args: argparse.Namespace) -> int:
     except (AsrError, AudioFileError, AudioDeviceError, OSError) as exc:
         print(f"liveshadow: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    return finish(args, report, Path(args.source))
+
+
+def finish(args: argparse.Namespace, report: dict, source: Path) -> int:
+    """Keep the attempt in the history (known by ``source``), write and print the report."""
+    from engine.practice import history
+
     if not args.no_history:
         try:
-            history.record(report, Path(args.source))
+            history.record(report, source)
         except OSError as exc:  # the score is still printed and written
             print(f"liveshadow: the attempt was not kept in the history: {exc}", file=sys.stderr)
     text = json.dumps(report, indent=1, allow_nan=False)
@@ -100,6 +118,61 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(interpreting_summary(report) if args.interpret else summary(report))
     return EXIT_OK
+
+
+def run_heard(args: argparse.Namespace) -> int:
+    """``--hear``: this computer's sound (or a server source) is the source, recognized live beside the person."""
+    from engine.asr.backend import AsrError
+    from engine.audio.devices import AudioDeviceError, device_arg
+    from engine.practice import history
+    from engine.practice.heard import HeardPracticeSession
+
+    if args.source or args.voice or args.offset_s or args.output or args.history:
+        print("liveshadow: --hear takes no SOURCE, --voice, --offset-s, --output or --history: the source is what it "
+              "hears, the attempt is recorded live", file=sys.stderr)  # fmt: skip
+        return EXIT_USAGE
+    if args.report and not Path(args.report).resolve().parent.is_dir():
+        print(f"liveshadow: the folder of {args.report} does not exist", file=sys.stderr)
+        return EXIT_USAGE
+    folder = Path(args.record) if args.record else history.attempt_dir()
+    language = args.lang if args.interpret else args.lang or "en"
+    session = HeardPracticeSession(args.hear, language, device_arg(args.input), folder, interpret=args.interpret)
+    try:
+        print("liveshadow: preparing (the two recognizers)…", file=sys.stderr)
+        session.prepare()
+        session.start()
+    except (AsrError, AudioDeviceError, OSError) as exc:
+        print(f"liveshadow: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    task = "interpret it into English" if args.interpret else "shadow it"
+    print(f"liveshadow: listening to {session.label}: play something and {task} (headphones on); Ctrl+C ends",
+          file=sys.stderr)  # fmt: skip
+    report = _follow(session)
+    if report is None:
+        return EXIT_ERROR
+    print(f"liveshadow: the recordings and the report are in {folder}", file=sys.stderr)
+    return finish(args, report, folder / "source.wav")
+
+
+def _follow(session) -> dict | None:  # noqa: ANN001 - a live session (live or heard)
+    """A line of progress on stderr five times a second until the session ends (Ctrl+C stops it and scores)."""
+    try:
+        while not session.wait(PROGRESS_S):
+            print(progress_line(session.snapshot()), end="\r", file=sys.stderr, flush=True)
+    except KeyboardInterrupt:  # Ctrl+C: what was said so far is still scored
+        print(file=sys.stderr)
+        print("liveshadow: scoring…", file=sys.stderr)
+        session.stop()
+        session.wait()
+    print(file=sys.stderr)
+    if session.report is None:
+        print(f"liveshadow: {session.error or 'the session was cancelled'}", file=sys.stderr)
+        return None
+    if session.error:  # a device went away: what was said until then is scored
+        print(f"liveshadow: {session.error}; what you said until then is scored", file=sys.stderr)
+    if getattr(session, "notice", None):
+        print(f"liveshadow: {session.notice}", file=sys.stderr)
+    return session.report
 
 
 def run_live(args: argparse.Namespace) -> dict | None:
@@ -118,19 +191,7 @@ def run_live(args: argparse.Namespace) -> dict | None:
         print(f"liveshadow: shadow this ({session.duration_s:.1f} s; headphones on): {session.source_text}",
               file=sys.stderr)  # fmt: skip
     session.start()
-    try:
-        while not session.wait(PROGRESS_S):
-            print(progress_line(session.snapshot()), end="\r", file=sys.stderr, flush=True)
-    except KeyboardInterrupt:  # Ctrl+C: what was said so far is still scored
-        session.stop()
-        session.wait()
-    print(file=sys.stderr)
-    if session.report is None:
-        print(f"liveshadow: {session.error or 'the session was cancelled'}", file=sys.stderr)
-        return None
-    if session.error:  # a device went away: what was said until then is scored
-        print(f"liveshadow: {session.error}; what you said until then is scored", file=sys.stderr)
-    return session.report
+    return _follow(session)
 
 
 PROGRESS_S = 0.2
@@ -141,7 +202,8 @@ def progress_line(snap) -> str:  # noqa: ANN001 - a live.PracticeSnapshot
     missed = sum(w.state == "missed" for w in snap.words)
     evs = "–" if snap.median_evs_s is None else f"{snap.median_evs_s:.2f} s"
     last = "–" if snap.last_evs_s is None else f"{snap.last_evs_s:.2f} s"
-    return (f"{snap.position_s:5.1f}/{snap.duration_s:.1f} s  said {said}/{len(snap.words)}  missed {missed}  "
+    where = f"{snap.position_s:5.1f} s heard" if snap.open_ended else f"{snap.position_s:5.1f}/{snap.duration_s:.1f} s"
+    return (f"{where}  said {said}/{len(snap.words)}  missed {missed}  "
             f"EVS last {last}, median {evs}  mic {snap.level_db:4.0f} dB ")  # fmt: skip
 
 

@@ -22,6 +22,15 @@ def history_path() -> Path:
     return paths.data_dir() / HISTORY_FILE
 
 
+def attempt_dir() -> Path:
+    """A new folder for one live attempt's recordings and report, under the data folder's ``practice``."""
+    from datetime import datetime
+
+    from engine.pipeline.history import FOLDER_TIME
+
+    return paths.data_dir() / "practice" / datetime.now().strftime(FOLDER_TIME)
+
+
 def summary_of(report: dict) -> dict:
     """The figures of an attempt kept in the history (not its words)."""
     keys = ("accuracy", "missed_words", "added_words", "substituted_words", "rate_ratio", "longest_lost_s", "chrf")

@@ -47,13 +47,13 @@ SENTENCE_LAG_S = "sentence_lag_s"
 CHRF = "chrf"
 
 
-def load_translator(language: str | None) -> AsrBackend:
+def load_translator(language: str | None, threads: int = 2) -> AsrBackend:
     """Whisper base translating ``language`` (None: detected) into English."""
     from engine.asr import whisper_base_model
     from engine.asr.whisper_backend import WhisperBackend
 
     folder = str(whisper_base_model.model_dir())
-    return WhisperBackend(folder, language=language, task="translate", max_new_tokens=MAX_TOKENS)
+    return WhisperBackend(folder, threads=threads, language=language, task="translate", max_new_tokens=MAX_TOKENS)
 
 
 def reference_translation(source: Path) -> str | None:
@@ -90,10 +90,11 @@ def sentence_lags(result: PracticeScore, ends: Sequence[float]) -> list[dict]:
     return out
 
 
-def english_target(source: Path, source_audio: np.ndarray, translator: AsrBackend) -> EnglishTarget:
-    """The English the person's words are aligned with, timed on the source."""
+def english_target(source: Path | None, source_audio: np.ndarray, translator: AsrBackend) -> EnglishTarget:
+    """The English the person's words are aligned with, timed on the source (``source``: its file, where a reference
+    translation may lie; None: a source heard live, which has none)."""
     translated = transcribe_long(translator, source_audio)
-    reference = reference_translation(source)
+    reference = reference_translation(source) if source is not None else None
     if reference:
         timed = timed_reference(reference, translated, "en")
         return EnglishTarget(timed, translated, "reference translation", reference)

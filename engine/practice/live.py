@@ -15,22 +15,17 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from dataclasses import dataclass, field, replace
-from enum import StrEnum
 from pathlib import Path
 
 import numpy as np
-import soundfile as sf
 
 from engine.asr.backend import AsrBackend, AsrError
 from engine.asr.commit import make_commit_policy
 from engine.asr.offline import transcribe_long
 from engine.asr.run import run_capture
-from engine.asr.streaming import StepResult, StreamConfig, StreamingRecognizer
+from engine.asr.streaming import StreamConfig, StreamingRecognizer
 from engine.asr.words import Word
-from engine.audio.block import AudioBlock
 from engine.audio.capture import Capture
-from engine.audio.device_check import level_db
 from engine.audio.devices import AudioDeviceError
 from engine.audio.io import load_audio
 from engine.audio.player import Player
@@ -38,12 +33,21 @@ from engine.clock import RealClock
 from engine.metrics.aggregate import aggregate
 from engine.pipeline.config import ShadowConfig
 from engine.practice.align import Unit, units
-from engine.practice.marks import MarkedWord, evs_points, mark_words, running_median
+from engine.practice.live_common import (
+    ATTEMPT_FILE,
+    REPORT_FILE,
+    LiveSessionBase,
+    PracticeSnapshot,
+    PracticeState,
+    on_source_clock,
+)
 from engine.practice.reference import source_words
+from engine.practice.tap import SAMPLE_RATE, RecordingTap
+
+__all__ = ["ATTEMPT_FILE", "REPORT_FILE", "PracticeSession", "PracticeSnapshot", "PracticeState"]
 
 log = logging.getLogger(__name__)
 
-SAMPLE_RATE = 16000
 PIECE_S = 0.25  # the source is queued for playback in pieces this long
 # The output runs this long (once the microphone is heard) before the source is queued: a stream's first blocks play
 # later than its device says (0.6 s later on a sound server's virtual speaker, so every EVS came out 0.6 s long);
@@ -53,57 +57,9 @@ MIC_WAIT_S = 5.0  # a new input stream may deliver nothing for its first 0.4-1.9
 TAIL_S = 4.0  # the person is still heard this long after the source's end, and as long as they speak:
 QUIET_END_S = 2.0  # ... until they have been quiet this long
 MAX_TAIL_S = 20.0  # ... at most this long (an interpreter finishes a sentence after the source's end)
-SPEAKING_DB = -45.0  # a microphone block louder than this is the person speaking
-ATTEMPT_FILE = "attempt.wav"
-REPORT_FILE = "practice.json"
 
 
-class PracticeState(StrEnum):
-    IDLE = "idle"
-    RUNNING = "running"
-    SCORING = "scoring"
-    DONE = "done"
-    CANCELLED = "cancelled"
-    FAILED = "failed"
-
-
-@dataclass
-class PracticeSnapshot:
-    state: PracticeState
-    position_s: float  # how much of the source has played
-    duration_s: float
-    words: list[MarkedWord]
-    attempt: list[str]  # the person's words so far
-    evs: list[tuple[float, float]]  # (source word end, EVS) of the words said
-    last_evs_s: float | None
-    median_evs_s: float | None
-    level_db: float  # the microphone's level
-    pace: list[tuple[float, float]] = field(default_factory=list)  # the machine's lag on this source (pace-setter)
-
-
-class _Tap:
-    """The capture as ``run_capture`` reads it: every block is also recorded and places the capture's zero."""
-
-    def __init__(self, capture: Capture, session: PracticeSession) -> None:
-        self._capture, self._session = capture, session
-
-    def read(self, timeout: float | None = None) -> AudioBlock | None:
-        block = self._capture.read(timeout)
-        if block is not None:
-            self._session._heard(block)
-        return block
-
-    def read_available(self) -> list[AudioBlock]:
-        blocks = self._capture.read_available()
-        for block in blocks:
-            self._session._heard(block)
-        return blocks
-
-    def check(self) -> None:
-        self._capture.check()
-
-
-class PracticeSession:
+class PracticeSession(LiveSessionBase):
     """``prepare()`` (slow: the models, the source's words), then ``start()``; ``stop()`` ends it early and still
     scores what was said, ``cancel()`` ends it without a score. ``snapshot()`` from any thread."""
 
@@ -121,16 +77,10 @@ class PracticeSession:
         """``pace_setter``: also run the machine on the source (``pace_setter.machine_lag``) while preparing.
         ``interpret``: the source is in ``language`` (None: detected) and the person speaks English; their words are
         marked against an English text of the source (``interpreting.english_target``)."""
+        super().__init__(record_dir, language, interpret)
         self.source = source
-        self.interpret = interpret
         self.pace_setter = pace_setter
-        self.language = language
         self.input_device, self.output_device = input_device, output_device
-        self.record_dir = record_dir
-        self.state = PracticeState.IDLE
-        self.error: str | None = None
-        self.report: dict | None = None
-        self.pace: list[tuple[float, float]] = []
         self._backend = backend
         self._vad = None
         self._audio = np.zeros(0, np.float32)
@@ -138,16 +88,9 @@ class PracticeSession:
         self._source_units: list[Unit] = []
         self._words_from = ""
         self._target = None  # interpreting: the English text timed on the source (``interpreting.EnglishTarget``)
-        self._last_speech: float | None = None  # when the person was last heard speaking (monotonic)
-        self._lock = threading.Lock()
-        self._stop, self._cancel, self._finished = threading.Event(), threading.Event(), threading.Event()
         self._clock = RealClock()
         self._played_at: float | None = None  # the clock's time when the source's first sample was heard
-        self._capture_origin: float | None = None  # the clock's time of the capture's zero
-        self._recorded = np.zeros(0, np.float32)
-        self._recorded_n = 0
-        self._committed: list[Word] = []  # the person's words, on the capture's clock
-        self._level = -120.0
+        self._tap: RecordingTap | None = None  # the microphone, recorded
         self._thread: threading.Thread | None = None
 
     # ----- setup
@@ -159,6 +102,11 @@ class PracticeSession:
     def source_text(self) -> str:
         return " ".join(w.text for w in self._source_words)
 
+    @property
+    def source_recording(self) -> Path:
+        """The recording the attempt is known by in the history, and replayed beside it."""
+        return self.source
+
     def prepare(self) -> None:
         """Load the recognizer and find the source's words with their times (its transcript when one lies beside
         it). Raises ``AudioFileError`` or ``AsrError`` with a message to show."""
@@ -167,7 +115,7 @@ class PracticeSession:
 
         self._audio = load_audio(self.source)
         if self._backend is None:
-            self._backend = load_recognizer("en" if self.interpret else self.language or "en")
+            self._backend = load_recognizer(self.said_language)
         self._vad = SileroVad()
         if self.interpret:
             from engine.practice.interpreting import english_target, load_translator
@@ -180,20 +128,13 @@ class PracticeSession:
         else:
             heard = transcribe_long(self._backend, self._audio)
             self._source_words, self._words_from = source_words(self.source, heard, self.language)
-        self._source_units = units(self._source_words, self._said_language)
+        self._source_units = units(self._source_words, self.said_language)
         if not self._source_units:
             raise AsrError(f"no words were heard in {self.source}: there is nothing to shadow")
-        kept_s = MIC_WAIT_S + LEAD_IN_S + self.duration_s + MAX_TAIL_S + 2.0  # all the session can hear, no more
-        self._recorded = np.zeros(int(kept_s * SAMPLE_RATE), np.float32)
         if self.pace_setter:
             from engine.practice.pace_setter import machine_lag
 
             self.pace = machine_lag(self.source, self.language, self.interpret)
-
-    @property
-    def _said_language(self) -> str:
-        """The language the person speaks (and the marks compare in)."""
-        return "en" if self.interpret else self.language or "en"
 
     # ----- run
     def start(self) -> None:
@@ -201,6 +142,8 @@ class PracticeSession:
             raise RuntimeError("prepare() first")
         player = Player(SAMPLE_RATE, device=self.output_device, timer=time.monotonic)
         capture = Capture(self.input_device)
+        kept_s = MIC_WAIT_S + LEAD_IN_S + self.duration_s + MAX_TAIL_S + 2.0  # all the session can hear, no more
+        self._tap = RecordingTap(capture, kept_s)
         self._clock = RealClock()
         capture.start()
         try:
@@ -214,21 +157,10 @@ class PracticeSession:
         self._thread = threading.Thread(target=self._run, args=(player, capture, feeder), name="practice", daemon=True)
         self._thread.start()
 
-    def stop(self) -> None:
-        """The person stops: what they said so far is scored."""
-        self._stop.set()
-
-    def cancel(self) -> None:
-        self._cancel.set()
-        self._stop.set()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        return self._finished.wait(timeout)
-
     def _feed(self, player: Player) -> None:
         piece = int(PIECE_S * SAMPLE_RATE)
         deadline = time.monotonic() + MIC_WAIT_S
-        while self._capture_origin is None:  # the source begins once the microphone is heard
+        while self._tap is None or self._tap.origin is None:  # the source begins once the microphone is heard
             if time.monotonic() > deadline:
                 self.error = f"the microphone delivered nothing in {MIC_WAIT_S:.0f} s"
                 self._stop.set()
@@ -250,8 +182,8 @@ class PracticeSession:
         monitor = threading.Thread(target=self._watch_player, args=(player,), name="practice-player", daemon=True)
         monitor.start()
         try:
-            run = run_capture(_Tap(capture, self), recognizer, self._clock, self._stop.is_set,
-                              on_step=self._on_step, keep_words=False)  # fmt: skip
+            run = run_capture(self._tap, recognizer, self._clock, self._stop.is_set,  # type: ignore[arg-type]
+                              on_step=self._on_person, keep_words=False)  # fmt: skip
             if run.device_error:
                 self.error = run.device_error
         except (AsrError, AudioDeviceError, OSError) as exc:
@@ -262,21 +194,7 @@ class PracticeSession:
             player.close()
             feeder.join(timeout=2.0)
             monitor.join(timeout=2.0)
-        if self._cancel.is_set():
-            self.state = PracticeState.CANCELLED
-        elif self._played_at is not None:  # what was said is scored and kept, after a device left too
-            self.state = PracticeState.SCORING
-            try:
-                self.report = self._score()
-            except (AsrError, OSError) as exc:
-                self.error = self.error or str(exc)
-        elif self.error is None:
-            self.error = "the recording never played"
-        if self.state is not PracticeState.CANCELLED:
-            self.state = PracticeState.DONE if self.error is None else PracticeState.FAILED
-        if self.error is not None:
-            log.warning("practice session stopped: %s", self.error)
-        self._finished.set()
+        self._conclude(self._played_at is not None, self._score)
 
     def _watch_player(self, player: Player) -> None:
         """Note when the source's first sample was heard; end the session ``TAIL_S`` after its last, or once the person
@@ -304,70 +222,31 @@ class PracticeSession:
     def _ended(self, source_end: float, now: float) -> bool:
         if now < source_end + TAIL_S:
             return False
-        speaking = self._last_speech is not None and now - self._last_speech < QUIET_END_S
+        last_speech = self._tap.last_loud if self._tap is not None else None
+        speaking = last_speech is not None and now - last_speech < QUIET_END_S
         return not speaking or now >= source_end + MAX_TAIL_S
 
     def _last_key(self) -> int:
         piece = int(PIECE_S * SAMPLE_RATE)
         return (self._audio.size - 1) // piece * piece
 
-    def _heard(self, block: AudioBlock) -> None:
-        arrived = time.monotonic()
-        origin = arrived - block.end_s
-        if self._capture_origin is None or origin < self._capture_origin:
-            self._capture_origin = origin
-        samples = block.samples
-        room = self._recorded.size - self._recorded_n
-        take = samples[:room]
-        self._recorded[self._recorded_n : self._recorded_n + take.size] = take
-        self._recorded_n += take.size
-        if samples.size:
-            self._level = level_db(samples)
-            if self._level > SPEAKING_DB:
-                self._last_speech = arrived
-
-    def _on_step(self, step: StepResult) -> None:
-        if step.committed:
-            with self._lock:
-                self._committed.extend(Word(w.text, w.start_s, w.end_s) for w in step.committed)
-
     # ----- figures
     def offset_s(self) -> float | None:
         """Where the capture's zero lies on the source's clock (negative: the microphone opened first)."""
-        if self._played_at is None or self._capture_origin is None:
+        origin = self._tap.origin if self._tap is not None else None
+        if self._played_at is None or origin is None:
             return None
-        return self._capture_origin - self._played_at
+        return origin - self._played_at
 
     def snapshot(self) -> PracticeSnapshot:
-        offset = self.offset_s()
         position = 0.0 if self._played_at is None else min(time.monotonic() - self._played_at, self.duration_s)
-        with self._lock:
-            said = list(self._committed)
-        moved = [] if offset is None else units([replace(w, start_s=w.start_s + offset, end_s=w.end_s + offset)
-                                                 for w in said], self._said_language)  # fmt: skip
-        marked = mark_words(self._source_units, moved, position if self.state is PracticeState.RUNNING else 1e9)
-        points = evs_points(marked)
-        return PracticeSnapshot(
-            state=self.state, position_s=max(position, 0.0), duration_s=self.duration_s, words=marked,
-            attempt=[w.text for w in said], evs=points, last_evs_s=points[-1][1] if points else None,
-            median_evs_s=running_median(points), level_db=self._level, pace=list(self.pace),
-        )  # fmt: skip
-
-    def _attempt_audio(self) -> np.ndarray:
-        """The recording from the source's first sample on (silence before the microphone opened)."""
-        offset = self.offset_s()
-        recorded = self._recorded[: self._recorded_n]
-        if offset is None:
-            raise AsrError("the source never played: nothing to score")
-        shift = int(round(offset * SAMPLE_RATE))
-        if shift >= 0:
-            return np.concatenate([np.zeros(shift, np.float32), recorded])
-        return recorded[-shift:]
+        level = self._tap.level_db if self._tap is not None else -120.0
+        return self._marked(self._source_units, self.offset_s(), position, self.duration_s, level)
 
     def _score(self) -> dict:
         from engine.practice.attempt import score_recording
 
-        attempt = self._attempt_audio()
+        attempt = on_source_clock(self._tap.recorded if self._tap is not None else np.zeros(0), self.offset_s())
         live = self.snapshot()
         if self._target is not None:
             from engine.practice.interpreting import score_interpretation
@@ -376,18 +255,12 @@ class PracticeSession:
             report = score_interpretation(self._target, said)
             report.update(language=self.language, attempt_s=attempt.size / SAMPLE_RATE)
         else:
-            report = score_recording(self._source_words, attempt, self._backend, self._said_language)  # type: ignore[arg-type]
+            report = score_recording(self._source_words, attempt, self._backend, self.said_language)  # type: ignore[arg-type]
         report.update({
             "command": "practice --live", "source": str(self.source), "source_words_from": self._words_from,
             "source_s": self.duration_s, "capture_offset_s": self.offset_s(),
             "live": {"evs_s": aggregate(e for _, e in live.evs), "attempt_text": " ".join(live.attempt)},
             "machine_lag_s": {**aggregate(lag for _, lag in self.pace), "per_word": self.pace} if self.pace else None,
         })  # fmt: skip
-        if self.record_dir is not None:
-            import json
-
-            self.record_dir.mkdir(parents=True, exist_ok=True)
-            sf.write(str(self.record_dir / ATTEMPT_FILE), attempt, SAMPLE_RATE, subtype="PCM_16")
-            report["attempt"] = str(self.record_dir / ATTEMPT_FILE)
-            (self.record_dir / REPORT_FILE).write_text(json.dumps(report, indent=1), encoding="utf-8")
+        self._keep(report, {ATTEMPT_FILE: attempt})
         return report

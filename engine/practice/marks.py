@@ -35,22 +35,56 @@ class MarkedWord:
 
 def mark_words(source: Sequence[Unit], attempt: Sequence[Unit], position_s: float) -> list[MarkedWord]:
     """``source`` and ``attempt`` on the source's clock; ``position_s``: how much of the source has played."""
-    paired: dict[int, tuple[Mark, Unit]] = {}
+    return _mark(source, attempt, position_s)[0]
+
+
+def _mark(source: Sequence[Unit], attempt: Sequence[Unit], position_s: float) -> tuple[list[MarkedWord], list[int]]:
+    """The marks, and for each source unit the index of the attempt unit paired with it (-1: none)."""
+    paired: dict[int, tuple[Mark, int]] = {}
     for pair in align(source, attempt):
         if pair.source is not None and pair.attempt is not None:
-            paired[pair.source] = (pair.mark, attempt[pair.attempt])
+            paired[pair.source] = (pair.mark, pair.attempt)
     last_said = max(paired, default=-1)
-    marked = []
+    marked, partners = [], []
     for i, unit in enumerate(source):
         if i in paired:
-            mark, said = paired[i]
+            mark, j = paired[i]
+            said = attempt[j]
             state = WordState.SAID if mark is Mark.SAID else WordState.SUBSTITUTED
             heard = said.text if state is WordState.SUBSTITUTED else None
             marked.append(MarkedWord(unit.text, unit.start_s, unit.end_s, state, said.end_s - unit.end_s, heard))
+            partners.append(j)
             continue
         gone = i < last_said or position_s - unit.end_s > LATEST_S
         marked.append(MarkedWord(unit.text, unit.start_s, unit.end_s, WordState.MISSED if gone else WordState.AHEAD))
-    return marked
+        partners.append(-1)
+    return marked, partners
+
+
+class LiveMarker:
+    """``mark_words`` ten times a second over a session that grows (an open-ended one lasts up to half an hour), in
+    bounded time: the alignment costs source words × attempt words, so the source words that ended ``FREEZE_S``
+    before the position keep the marks they had, the attempt words paired with them are set aside, and only the
+    rest is aligned again. Both lists must grow only at their ends (committed words do)."""
+
+    FREEZE_S = 3 * LATEST_S  # three times as far back as a word may still be paired: its mark no longer moves
+
+    def __init__(self) -> None:
+        self._frozen: list[MarkedWord] = []
+        self._source_from = 0
+        self._attempt_from = 0
+
+    def mark(self, source: Sequence[Unit], attempt: Sequence[Unit], position_s: float) -> list[MarkedWord]:
+        marked, partners = _mark(source[self._source_from :], attempt[self._attempt_from :], position_s)
+        settled = 0
+        while settled < len(marked) and marked[settled].end_s < position_s - self.FREEZE_S:
+            settled += 1
+        if settled:
+            paired = [j for j in partners[:settled] if j >= 0]
+            self._frozen.extend(marked[:settled])
+            self._source_from += settled
+            self._attempt_from += max(paired) + 1 if paired else 0
+        return self._frozen + marked[settled:]
 
 
 def evs_points(marked: Sequence[MarkedWord]) -> list[tuple[float, float]]:
