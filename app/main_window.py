@@ -52,7 +52,7 @@ from engine.modelstore.store import ModelStore
 from engine.pipeline.captions import read_transcript
 from engine.pipeline.history import LEAD_IN_S, TOGETHER, replay_blocks
 from engine.pipeline.recorder import REPORT, TRANSCRIPT
-from engine.pipeline.session import State, WordRecord
+from engine.pipeline.records import State, WordRecord
 from engine.pipeline.sources import plan_source
 
 log = logging.getLogger(__name__)

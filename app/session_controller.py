@@ -21,7 +21,8 @@ from engine.audio.sound_server import restore_leftover_duck
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.history import FOLDER_TIME
 from engine.pipeline.models import Models
-from engine.pipeline.session import MeterSnapshot, SessionListener, ShadowSession, State, WordRecord
+from engine.pipeline.records import MeterSnapshot, SessionListener, State, WordRecord
+from engine.pipeline.session import ShadowSession
 from engine.pipeline.sources import MIC, LiveSource, ducked, open_source
 from engine.tts.voice import TwoStageVoice
 
@@ -211,7 +212,7 @@ class SessionController(QObject):
         def run() -> None:
             problem = None
             try:
-                from engine.audio.device_check import speak_on
+                from engine.tts.speaker_check import speak_on
 
                 voice = models.voice if models is not None else TwoStageVoice(config.voice, threads=config.tts_threads)
                 speak_on(device, voice)

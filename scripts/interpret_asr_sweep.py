@@ -30,7 +30,6 @@ from __future__ import annotations
 import json
 import statistics
 import sys
-from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -43,7 +42,7 @@ import engine.asr.streaming as streaming  # noqa: E402
 import engine.asr.whisper_backend as whisper_backend  # noqa: E402
 from engine.asr.backend import SAMPLE_RATE  # noqa: E402
 from engine.asr.bench import load_manifest  # noqa: E402
-from engine.asr.commit import common_prefix_length, make_commit_policy  # noqa: E402
+from engine.asr.commit import LocalAgreement, common_prefix_length, make_commit_policy  # noqa: E402
 from engine.asr.run import run_stream  # noqa: E402
 from engine.asr.streaming import StreamConfig, StreamingRecognizer  # noqa: E402
 from engine.asr.vad import SileroVad  # noqa: E402
@@ -54,55 +53,6 @@ from engine.metrics.translation import bleu, chrf  # noqa: E402
 from engine.paths import shared_speech_dir  # noqa: E402
 from engine.pipeline.config import ShadowConfig  # noqa: E402
 from engine.pipeline.models import load_backend  # noqa: E402
-
-
-class GapAgreement:
-    """Commit the common prefix of this tail and the newest earlier tail heard at least ``gap_s`` before."""
-
-    streaming = True
-    name = "lagap"
-
-    def __init__(self, gap_s: float) -> None:
-        self.gap_s = gap_s
-        self.heard_s: Callable[[], float] = lambda: 0.0  # the recognizer's audio heard, set once it exists
-        self.history: deque[tuple[float, list[Word]]] = deque(maxlen=20)
-        self.last: list[Word] = []
-
-    def _forget(self, words: Sequence[Word]) -> None:
-        keys = [w.key for w in words]
-        self.history = deque(((t, tail[len(keys) :]) for t, tail in self.history
-                              if [w.key for w in tail[: len(keys)]] == keys), maxlen=20)  # fmt: skip
-
-    def _agreed(self, now: float, current: list[Word]) -> int:
-        """How many leading words of ``current`` the remembered tails agree on."""
-        gap_s = self._gap_s()
-        older = next((t for at, t in reversed(self.history) if at <= now - gap_s), None)
-        return common_prefix_length(older, current) if older is not None else 0
-
-    def _gap_s(self) -> float:
-        """How much older than this one the hypothesis to agree with must be (0: the previous one)."""
-        return self.gap_s
-
-    def update(self, tail: Sequence[Word], heard_s: float | None = None, limit: int | None = None) -> int:
-        now, current = self.heard_s(), list(tail)
-        count = self._agreed(now, current)
-        count = count if limit is None else min(count, limit)
-        self._forget(current[:count])
-        self.history.append((now, current[count:]))
-        self.last = current[count:]
-        return count
-
-    def finish(self, tail: Sequence[Word]) -> int:
-        self.reset()
-        return len(tail)
-
-    def reset(self) -> None:
-        self.history.clear()
-
-    def advance(self, count: int) -> None:
-        self._forget(self.last[:count])
-        self.last = self.last[count:]
-
 
 # A voice for the sweep, which has none: each committed word takes ``VOICE_WORD_S`` to speak, and a step's words
 # start ``VOICE_READY_S`` after they were committed at the earliest.
@@ -120,28 +70,31 @@ def voice_starts(words: Sequence[tuple[float, float]]) -> list[float]:
     return starts
 
 
-class PatientAgreement(GapAgreement):
-    """Agreement with a hypothesis at least ``gap_s`` older while the sweep's voice has ``patience_s`` or more still
-    to say (``in_hand_s``), else with the previous one (la2)."""
+class PatientAgreement(LocalAgreement):
+    """la2 with a hypothesis at least ``min_gap_s`` older while the sweep's voice has ``patience_s`` or more still
+    to say (``in_hand_s``), else with the previous one."""
 
     def __init__(self, gap_s: float, patience_s: float) -> None:
-        super().__init__(gap_s)
+        super().__init__(2, gap_s)
         self.patience_s = patience_s
         self.in_hand_s: Callable[[], float] = lambda: 0.0
 
     def _gap_s(self) -> float:
-        return self.gap_s if self.in_hand_s() >= self.patience_s else 0.0
+        return self.min_gap_s if self.in_hand_s() >= self.patience_s else 0.0
 
 
-class AnyAgreement(GapAgreement):
+class AnyAgreement(LocalAgreement):
     """Commit the longest common prefix of this tail with whichever of the last ``depth`` tails agrees longest."""
 
     def __init__(self, depth: int) -> None:
-        super().__init__(0.0)
+        super().__init__(2)
         self.depth = depth
 
-    def _agreed(self, now: float, current: list[Word]) -> int:
-        return max((common_prefix_length(t, current) for _, t in list(self.history)[-self.depth :]), default=0)
+    def _across_gap(self) -> bool:
+        return True
+
+    def _agreed(self, heard_s: float, current: list[Word]) -> int:
+        return max((common_prefix_length(t, current) for _, t in list(self._heard)[-self.depth :]), default=0)
 
 
 QUIET_FRAME_S = 0.02
@@ -255,8 +208,6 @@ def run(configs: list[str]) -> None:
                 use_prompt=use_prompt,
             )
             recognizer = StreamingRecognizer(backend, commit, vad, config)
-            if isinstance(commit, GapAgreement):
-                commit.heard_s = lambda r=recognizer: r.audio_in_s
             if isinstance(commit, PatientAgreement):
                 def in_hand(r: StreamingRecognizer = recognizer) -> float:
                     said = [(w.heard_s, w.end_s) for w in r.committed]

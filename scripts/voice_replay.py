@@ -1,4 +1,4 @@
-"""Deterministic A/B of the voice's rules (docs/robustness.md, sixth pass).
+"""Deterministic A/B of the voice's rules (docs/HISTORY.md: robustness, sixth pass).
 
 A `bench shadow` run's underruns move from run to run more than most rule changes do (3-16 at `--cpu-slowdown 2` for
 the same code): the recognizer's steps and every piece's compute are measured on a shared CPU. This script takes
@@ -39,12 +39,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from engine.asr.bench import load_manifest  # noqa: E402
 from engine.audio.io import load_audio  # noqa: E402
 from engine.clock import SimulatedClock  # noqa: E402
+from engine.learned.cache import CachedVoice, VoiceWrapper  # noqa: E402
 from engine.pipeline.config import ShadowConfig  # noqa: E402
 from engine.pipeline.models import Models  # noqa: E402
 from engine.pipeline.session import ShadowSession  # noqa: E402
 from engine.tts import voice_cost  # noqa: E402
 from engine.tts.chunker import ChunkSizes  # noqa: E402
-from engine.tts.learned.cache import CachedVoice, VoiceWrapper  # noqa: E402
 from engine.tts.quality import whole_sentence_voice, word_distances_by_key  # noqa: E402
 from engine.tts.voice import TwoStageVoice  # noqa: E402
 from engine.tts.voice_split import FLOW_MARGIN  # noqa: E402

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.tts.learned.episodes import ArrivedWord, Episode, Step
+from engine.learned.episodes import ArrivedWord, Episode, Step
 
 SENTENCE = "The quick brown fox jumps over the lazy dog, and then it runs back into the forest again."
 

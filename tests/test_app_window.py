@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QAbstractButton, QAbstractSpinBox, QComboBox, QLin
 
 from engine.audio.resample import resample
 from engine.pipeline.presets import CUSTOM, PRESETS, preset
-from engine.pipeline.session import WordRecord
+from engine.pipeline.records import WordRecord
 from tests import virtual_audio as va
 
 pytestmark = pytest.mark.gui
@@ -137,8 +137,8 @@ def test_the_microphone_level_moves_while_idle(qtbot, window, virtual_audio, spe
 
 
 def test_test_speaker_plays_the_sentence_on_the_chosen_speaker(qtbot, window, virtual_audio, tmp_path) -> None:
-    from engine.audio.device_check import TEST_SENTENCE
     from engine.tts.policies import make_policy
+    from engine.tts.speaker_check import TEST_SENTENCE
     from engine.tts.synthesizer import IncrementalSynthesizer
     from engine.tts.voice import TwoStageVoice
 

@@ -17,12 +17,13 @@ import numpy as np
 import pytest
 
 from engine.audio.capture import Capture
-from engine.audio.device_check import DRAIN_MARGIN_S, WHAT_TO_DO, speak_on
+from engine.audio.device_check import DRAIN_MARGIN_S, WHAT_TO_DO
 from engine.audio.devices import AudioDeviceError
 from engine.audio.replay import Replay
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.recorder import INPUT_WAV, REPORT, TRANSCRIPT
 from engine.pipeline.session import SessionListener, ShadowSession, State, WordRecord
+from engine.tts.speaker_check import speak_on
 from tests import virtual_audio as va
 from tests.live_audio import wait_until_listening
 

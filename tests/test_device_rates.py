@@ -12,13 +12,13 @@ import pytest
 
 from engine.audio import resample
 from engine.audio.capture import Capture
-from engine.audio.device_check import speak_on
 from engine.audio.io import load_audio
 from engine.audio.player import Player
 from engine.metrics.wer import wer
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.session import ShadowSession, State
 from engine.tts.policies import make_policy
+from engine.tts.speaker_check import speak_on
 from engine.tts.synthesizer import IncrementalSynthesizer, synthesize_text
 from tests import virtual_audio as va
 from tests.live_audio import recognize_played

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from engine.audio.io import load_audio
-from engine.tts.learned.environment import READ, SPEAK, Observation, ReadSpeakEnvironment, always
-from engine.tts.learned.episodes import Episode, record_episode
+from engine.learned.environment import READ, SPEAK, Observation, ReadSpeakEnvironment, always
+from engine.learned.episodes import Episode, record_episode
 from tests.learned_episodes import SENTENCE, constructed
 
 
@@ -70,7 +70,7 @@ def test_rewards_charge_long_reading_each_underrun_once_and_distance_from_the_wh
 ) -> None:
     from dataclasses import replace
 
-    from engine.tts.learned.environment import RewardWeights, episode_return
+    from engine.learned.environment import RewardWeights, episode_return
 
     weights = RewardWeights()
     episode = _constructed()
@@ -87,7 +87,7 @@ def test_rewards_charge_long_reading_each_underrun_once_and_distance_from_the_wh
 
 
 def test_each_decision_is_charged_what_follows_from_it_and_the_charges_add_up_to_the_return(environment) -> None:
-    from engine.tts.learned.environment import RewardWeights, episode_return
+    from engine.learned.environment import RewardWeights, episode_return
 
     weights = RewardWeights()
     for outcome in (environment.run(_constructed(), always(READ)), environment.run(_constructed(), always(SPEAK))):
@@ -102,7 +102,7 @@ def test_each_decision_is_charged_what_follows_from_it_and_the_charges_add_up_to
 
 
 def test_a_slower_cpu_charges_the_voice_more_and_a_cached_voice_gives_the_same_episode(shadow_models) -> None:
-    from engine.tts.learned.cache import CachedVoice
+    from engine.learned.cache import CachedVoice
 
     cached = CachedVoice(shadow_models.voice)
     fast = ReadSpeakEnvironment(cached, timer=cached.timer)

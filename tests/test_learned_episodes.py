@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from engine.audio.io import load_audio
+from engine.learned.episodes import Episode, load_episodes, record_episode, record_manifest, save_episodes
 from engine.metrics.wer import wer
-from engine.tts.learned.episodes import Episode, load_episodes, record_episode, record_manifest, save_episodes
 
 SHORT = "ls_61-70968-0000"
 

@@ -9,11 +9,11 @@ import logging
 import numpy as np
 import pytest
 
+from engine.learned.episodes import save_episodes
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.session import SessionListener, ShadowSession
 from engine.tts.learned import agent as agent_module
 from engine.tts.learned.agent import LearnedAgent, PolicyLoadError
-from engine.tts.learned.episodes import save_episodes
 from tests.learned_episodes import constructed
 
 pytestmark = pytest.mark.slow
@@ -34,8 +34,8 @@ def modelled_compute():
     """The voice's calls charged their modelled compute (``engine.tts.voice_cost``) instead of the time they took:
     training and the returns compared then do not depend on how busy the machine is (with measured compute a full run
     of the suite once saw the trained policy's return 0.16 below the untrained one's)."""
+    from engine.learned.cache import CachedVoice
     from engine.tts import voice_cost
-    from engine.tts.learned.cache import CachedVoice
 
     def charged(method, cost):  # noqa: ANN001, ANN202
         def call(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
@@ -71,7 +71,7 @@ def trained(tmp_path_factory, modelled_compute):
     resumed run of two more; with the untrained network's weights (the same seed makes them again)."""
     import torch
 
-    from engine.tts.learned.train import TrainSettings, _network, _numpy_weights, train
+    from engine.learned.train import TrainSettings, _network, _numpy_weights, train
 
     out = tmp_path_factory.mktemp("train")
     save_episodes(out / "episodes.jsonl", _episodes())
@@ -89,9 +89,9 @@ def trained(tmp_path_factory, modelled_compute):
 def _expected_return(environment, weights: dict) -> float:
     """The stochastic policy's mean return over 8 sampled replays of each episode (the same 8 seeds for every
     policy compared: common random numbers)."""
-    from engine.tts.learned.environment import episode_return
-    from engine.tts.learned.network import NumpyPolicy
-    from engine.tts.learned.train import SamplingAgent
+    from engine.learned.environment import episode_return
+    from engine.learned.network import NumpyPolicy
+    from engine.learned.train import SamplingAgent
 
     policy = NumpyPolicy(weights)
     returns = [episode_return(environment.run(episode, SamplingAgent(policy, np.random.default_rng(seed))))
@@ -102,9 +102,9 @@ def _expected_return(environment, weights: dict) -> float:
 def test_training_raises_the_return_and_writes_its_curve_checkpoint_and_policy(trained, shadow_models) -> None:
     import torch
 
-    from engine.tts.learned.cache import CachedVoice
-    from engine.tts.learned.environment import ReadSpeakEnvironment
-    from engine.tts.learned.train import _network, _numpy_weights
+    from engine.learned.cache import CachedVoice
+    from engine.learned.environment import ReadSpeakEnvironment
+    from engine.learned.train import _network, _numpy_weights
 
     out, lines, untrained = trained
     model = _network(0.0)
@@ -127,9 +127,9 @@ def test_training_raises_the_return_and_writes_its_curve_checkpoint_and_policy(t
 def test_the_onnx_policy_decides_as_the_torch_policy_on_recorded_states(trained, shadow_models) -> None:
     import torch
 
-    from engine.tts.learned.environment import ReadSpeakEnvironment
-    from engine.tts.learned.network import NumpyPolicy
-    from engine.tts.learned.train import _network, _numpy_weights
+    from engine.learned.environment import ReadSpeakEnvironment
+    from engine.learned.network import NumpyPolicy
+    from engine.learned.train import _network, _numpy_weights
 
     out, _, _ = trained
     saved = torch.load(out / "checkpoint.pt", weights_only=False)

@@ -13,8 +13,8 @@ from engine.audio.block import AudioBlock
 from engine.metrics.shadowing import chunk_delay_s, ear_voice_lag_s, lag_drift_s
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.echo import EchoGate
-from engine.pipeline.keys import SentenceKeys
 from engine.pipeline.recorder import INPUT_WAV, METRICS, OUTPUT_WAV, TRANSCRIPT, RecorderError, SessionRecorder
+from engine.tts.keys import SentenceKeys
 from engine.tts.timeline import PlaybackTimeline, simulate_playback
 
 

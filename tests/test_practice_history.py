@@ -5,8 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from engine.cli.practice import history_text
 from engine.practice import history
-from engine.practice.command import history_text
 
 
 def _report(evs: float, accuracy: float) -> dict:

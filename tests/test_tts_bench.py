@@ -36,6 +36,6 @@ def test_bench_reports_every_figure(monkeypatch: pytest.MonkeyPatch) -> None:
     assert report["calibration"]["full_other_seed_word_distance_db"]["mean"] > 0
     table = bench.format_table(report)
     assert "lookahead-1" in table and "noise seed" in table
-    from engine.cli import _finite
+    from engine.cli.common import finite as _finite
 
     json.dumps(_finite(report), allow_nan=False)

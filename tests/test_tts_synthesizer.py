@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.pipeline.keys import SentenceKeys
 from engine.tts.chunker import ChunkSizes
 from engine.tts.frontend import with_pause
+from engine.tts.keys import SentenceKeys
 from engine.tts.policies import LookaheadPolicy, make_policy
 from engine.tts.quality import snr_db, word_distances_db
 from engine.tts.synthesizer import IncrementalSynthesizer, synthesize_text

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QProgressBar, QVBoxLayout, QW
 
 from engine.asr.languages import language_name
 from engine.metrics import names as m
-from engine.pipeline.session import MeterSnapshot
+from engine.pipeline.records import MeterSnapshot
 
 HISTORY_S = 60.0
 BALANCE_WARN_S = 0.3  # the bar turns red below this much audio in hand: an underrun is near

@@ -13,7 +13,7 @@ from PySide6.QtCore import QTimer, QUrl, Signal
 from PySide6.QtGui import QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
-from engine.pipeline.session import WordRecord
+from engine.pipeline.records import WordRecord
 
 MAX_WORDS = 600  # the view keeps the recent words; the whole transcript is in the session folder
 RENDER_INTERVAL_MS = 100

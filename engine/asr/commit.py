@@ -63,7 +63,7 @@ class LocalAgreement:
 
     With ``min_gap_s`` (LA-2 only), a tail is compared with the newest earlier one made on at least that much less
     audio, instead of the previous one: interpreting steps every 0.75 s and agrees across 1.5 s of new speech, since
-    two translations a step apart agree on words the next second of speech changes (docs/interpreting.md,
+    two translations a step apart agree on words the next second of speech changes (docs/HISTORY.md: interpreting,
     twenty-third round). A remembered tail that does not begin with the words just committed is forgotten.
     """
 
@@ -87,7 +87,7 @@ class LocalAgreement:
 
     def update(self, tail: Sequence[Word], heard_s: float | None = None, limit: int | None = None) -> int:
         current = list(tail)
-        if self.min_gap_s > 0:
+        if self._across_gap():
             return self._update_across_gap(current, heard_s, limit)
         count = common_prefix_length(*self._previous, current) if len(self._previous) == self.n - 1 else 0
         count = _at_most(count, limit)
@@ -99,13 +99,25 @@ class LocalAgreement:
     def _update_across_gap(self, current: list[Word], heard_s: float | None, limit: int | None) -> int:
         if heard_s is None:
             raise ValueError("agreement across a gap needs the audio each hypothesis was made on")
-        made_by = heard_s - self.min_gap_s + GAP_TOLERANCE_S
-        older = next((t for at, t in reversed(self._heard) if at <= made_by), None)
-        count = _at_most(common_prefix_length(older, current) if older is not None else 0, limit)
+        count = _at_most(self._agreed(heard_s, current), limit)
         self._forget(current[:count])
         self._heard.append((heard_s, current[count:]))
         self._last = current[count:]
         return count
+
+    # What a variant may change (scripts/interpret_asr_sweep.py has some): whether tails are remembered with the
+    # audio they were made on, how far back the one agreed with lies, and how the agreement is counted.
+    def _across_gap(self) -> bool:
+        return self.min_gap_s > 0
+
+    def _gap_s(self) -> float:
+        return self.min_gap_s
+
+    def _agreed(self, heard_s: float, current: list[Word]) -> int:
+        """How many leading words of ``current`` the newest tail made on ``_gap_s()`` less audio agrees with."""
+        made_by = heard_s - self._gap_s() + GAP_TOLERANCE_S
+        older = next((t for at, t in reversed(self._heard) if at <= made_by), None)
+        return common_prefix_length(older, current) if older is not None else 0
 
     def _forget(self, words: Sequence[Word]) -> None:
         """Strip committed ``words`` from the remembered tails; forget those that do not begin with them."""

@@ -108,7 +108,7 @@ class StreamConfig:
     endpoint_s: float | None = None
     quiet_keep_s: float = 0.5  # audio kept before speech starts when a quiet buffer is dropped
     # the hold bound commits held words as the previous hypothesis had them (the tentative words a voice made ahead
-    # when it ran low) instead of as this one has them, which nothing made ahead can match (docs/interpreting.md,
+    # when it ran low) instead of as this one has them, which nothing made ahead can match (HISTORY.md: interpreting,
     # fifteenth round)
     force_previous: bool = False
     use_prompt: bool = False

@@ -1,4 +1,5 @@
-"""Checking the devices before a session: the microphone's level while idle, and one sentence on the speaker.
+"""Checking the devices before a session: the microphone's level while idle, and a sound played on the speaker
+(the voice's test sentence: ``engine.tts.speaker_check``).
 
 Both say what went wrong in words a user can act on (``AudioDeviceError``): a device that is missing, busy or gone.
 """
@@ -16,7 +17,6 @@ from engine.audio.player import Player
 log = logging.getLogger(__name__)
 
 SILENT_DB = -120.0
-TEST_SENTENCE = "This is liveshadow's voice. If you can hear this sentence, the speaker works."
 WHAT_TO_DO = "Choose another speaker, or close the program that is using it, and press Refresh devices."
 DRAIN_MARGIN_S = 5.0
 
@@ -57,28 +57,17 @@ class LevelMonitor:
         self._capture.stop()
 
 
-def speak_on(device: int | str | None, voice, text: str = TEST_SENTENCE) -> float:  # noqa: ANN001 - TwoStageVoice
-    """Speak ``text`` with ``voice`` on the output ``device`` and wait until it has played; returns its seconds."""
-    from engine.tts.policies import make_policy
-    from engine.tts.synthesizer import IncrementalSynthesizer
-
-    synthesizer = IncrementalSynthesizer(voice, make_policy("full"))
-    pieces = synthesizer.feed(text) + synthesizer.flush()
-    audio = np.concatenate([p.samples for p in pieces]) if pieces else np.zeros(0, np.float32)
-    if audio.size == 0:
-        raise RuntimeError("the voice made no audio for the test sentence")
-    seconds = audio.size / voice.sample_rate
+def play_on(device: int | str | None, audio: np.ndarray, rate: int, what: str = "the test sentence") -> None:
+    """Play ``audio`` on the output ``device`` and wait until it has played; a device that fails is named with what to
+    do (``AudioDeviceError``)."""
+    seconds = audio.size / rate
     try:
-        with Player(voice.sample_rate, device=device) as player:
+        with Player(rate, device=device) as player:
             player.enqueue(audio, key="test", last=True)
             if not player.drain(timeout=seconds + DRAIN_MARGIN_S):
                 player.check()
-                raise AudioDeviceError(
-                    f"{device_label(device, 'output')} did not play the test sentence (busy or stalled?)"
-                )
+                raise AudioDeviceError(f"{device_label(device, 'output')} did not play {what} (busy or stalled?)")
     except AudioDeviceError as exc:
         raise AudioDeviceError(f"{exc}. {WHAT_TO_DO}") from exc
     except Exception as exc:  # PortAudio's own errors, e.g. a device that went away
         raise AudioDeviceError(f"cannot play on {device_label(device, 'output')}: {exc}. {WHAT_TO_DO}") from exc
-    log.info("spoke the test sentence on %r (%.1f s)", device, seconds)
-    return seconds

@@ -131,16 +131,19 @@ def gen_vs_audio_by_chunk(out: Path, runs: dict) -> str:
     )
 
 
+def _labelled_points(ax, points: list[tuple[str, float | None, float | None]]) -> None:  # noqa: ANN001 - an Axes
+    """A point per (label, x, y), its label beside it; one with no x or y is left out. Labels alternate above and
+    below their points: configurations with similar figures sit close together."""
+    for i, (label, x, y) in enumerate(points):
+        if x is None or y is None:
+            continue
+        ax.plot(x, y, "o")
+        ax.annotate(label, (x, y), textcoords="offset points", xytext=(4, 4 if i % 2 == 0 else -11), fontsize=7)
+
+
 def wer_vs_latency(out: Path, results: dict) -> str:
     fig, ax = plt.subplots(figsize=(6, 4))
-    for i, (name, r) in enumerate(results.items()):
-        latency = r[m.COMMIT_LATENCY_S]["median"]
-        if latency is None:
-            continue
-        ax.plot(latency, r[m.WER_COMMITTED], "o")
-        # labels alternate above and below their points: policies of similar latency and WER sit close together
-        ax.annotate(name, (latency, r[m.WER_COMMITTED]), textcoords="offset points",
-                    xytext=(4, 4 if i % 2 == 0 else -11), fontsize=7)  # fmt: skip
+    _labelled_points(ax, [(name, r[m.COMMIT_LATENCY_S]["median"], r[m.WER_COMMITTED]) for name, r in results.items()])
     return _finish(
         fig,
         ax,
@@ -155,14 +158,8 @@ def wer_vs_latency(out: Path, results: dict) -> str:
 def lag_vs_quality(out: Path, results: dict) -> str:
     """The voice policies' trade-off: ear-voice lag (median) against ``word_distance_db`` (mean), a point each."""
     fig, ax = plt.subplots(figsize=(6, 4))
-    for i, (name, r) in enumerate(results.items()):
-        lag, distance = r[m.EAR_VOICE_LAG_S]["median"], (r.get(m.WORD_DISTANCE_DB) or {}).get("mean")
-        if lag is None or distance is None:
-            continue
-        ax.plot(lag, distance, "o")
-        label = f"{name} ({r[m.UNDERRUNS]} underruns)"
-        ax.annotate(label, (lag, distance), textcoords="offset points", xytext=(5, 5 if i % 2 == 0 else -12),
-                    fontsize=7)  # fmt: skip
+    _labelled_points(ax, [(f"{name} ({r[m.UNDERRUNS]} underruns)", r[m.EAR_VOICE_LAG_S]["median"],
+                           (r.get(m.WORD_DISTANCE_DB) or {}).get("mean")) for name, r in results.items()])  # fmt: skip
     return _finish(fig, ax, out / "lag_vs_quality.png", "ear_voice_lag_s, median (s)",
                    "word_distance_db, mean (dB)",
                    "Lag vs voice quality of the voice policies", legend=False)  # fmt: skip
@@ -171,12 +168,7 @@ def lag_vs_quality(out: Path, results: dict) -> str:
 def bleu_vs_lagging(out: Path, results: dict) -> str:
     """Interpreting: translation quality against computation-aware Average Lagging, one point per configuration."""
     fig, ax = plt.subplots(figsize=(6, 4))
-    for i, (name, r) in enumerate(results.items()):
-        if r[m.AL_CA_S] is None:
-            continue
-        ax.plot(r[m.AL_CA_S], r[m.BLEU], "o")
-        ax.annotate(name, (r[m.AL_CA_S], r[m.BLEU]), textcoords="offset points",
-                    xytext=(4, 4 if i % 2 == 0 else -11), fontsize=7)  # fmt: skip
+    _labelled_points(ax, [(name, r[m.AL_CA_S], r[m.BLEU]) for name, r in results.items()])
     offline = next((r[m.BLEU_OFFLINE] for r in results.values() if r[m.BLEU_OFFLINE] is not None), None)
     if offline is not None:
         ax.axhline(offline, color="grey", linestyle="--", label="whole recording (bleu_offline)")

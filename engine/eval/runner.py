@@ -19,14 +19,14 @@ from types import ModuleType
 from engine.asr.bench import load_manifest
 from engine.asr.offline import offline_text, transcribe_long
 from engine.audio.io import load_audio
-from engine.metrics import aggregate, machine_info
+from engine.metrics import machine_info
 from engine.metrics import names as m
 from engine.metrics.jsonsafe import json_safe
-from engine.metrics.wer import corpus_wer, wer
+from engine.metrics.wer import wer
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.models import Models
 from engine.pipeline.shadow import shadow_file
-from engine.pipeline.summary import underrun_causes
+from engine.pipeline.summary import aggregate_reports
 from engine.tts.learned.agent import LEARNED
 from engine.tts.learned.driver import wait_steps_k
 
@@ -65,32 +65,6 @@ def _row(entry: dict, tts: str, commit: str, report: dict, wer_offline: float, r
         m.CHUNK_DELAY_S: report[m.CHUNK_DELAY_S], m.LAG_DRIFT_S: report[m.LAG_DRIFT_S],
         m.WER_SPOKEN: report[m.WER_SPOKEN], m.WORD_DISTANCE_DB: (report.get(m.WORD_DISTANCE_DB) or {}).get("mean"),
     }  # fmt: skip
-
-
-def aggregate_reports(reports: list[dict], entries: list[dict], offline_texts: dict[str, str] | None = None) -> dict:
-    """Corpus figures of one configuration from its per-recording shadow reports (``wer_offline`` when given)."""
-    refs = [e["text"] for e in entries]
-    pieces = [(g, a, c) for r in reports for g, a, c in zip(*r["pieces"].values(), strict=True)]
-    return {
-        m.FIRST_AUDIO_S: aggregate([x for r in reports for x in r["first_audio_values_s"]]),
-        m.COMPUTE_RATIO: aggregate([g / a for g, a, _ in pieces if a > 0]),
-        m.TIME_BALANCE: aggregate([x for r in reports for x in r["time_balance_values_s"]]),
-        m.UNDERRUNS: sum(r[m.UNDERRUNS] for r in reports),
-        m.GAP_S: sum(r[m.GAP_S] for r in reports),
-        **underrun_causes(reports),
-        m.STARVED_S: sum(r[m.STARVED_S] for r in reports),
-        "phrase_pause_s": sum(r.get("phrase_pause_s", 0.0) for r in reports),
-        "hurried_pieces": sum(r.get("hurried_pieces", 0) for r in reports),
-        "speculated_pieces": sum(r.get("speculated_pieces", 0) for r in reports),
-        m.COMMIT_LATENCY_S: aggregate([x for r in reports for x in r["commit_latency_values_s"]]),
-        m.WER_COMMITTED: corpus_wer(refs, [r["committed_text"] for r in reports]),
-        m.WER_OFFLINE: (corpus_wer(refs, [offline_texts[e["id"]] for e in entries]) if offline_texts else None),
-        m.EAR_VOICE_LAG_S: aggregate([x for r in reports for x in r["ear_voice_lag_values_s"]]),
-        m.CHUNK_DELAY_S: aggregate([r[m.CHUNK_DELAY_S] for r in reports if r[m.CHUNK_DELAY_S] is not None]),
-        m.LAG_DRIFT_S: {e["id"]: r[m.LAG_DRIFT_S] for e, r in zip(entries, reports, strict=True)},
-        m.WER_SPOKEN: corpus_wer(refs, [r.get("spoken_recognized_text") or "" for r in reports]),
-        m.WORD_DISTANCE_DB: aggregate([x for r in reports for x in r.get("word_distance_values_db", [])]),
-    }
 
 
 def run_eval(

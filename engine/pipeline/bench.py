@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from engine.asr.bench import LONG_RECORDING, load_manifest
-from engine.eval.runner import aggregate_reports
 from engine.metrics import describe_machine, machine_info
 from engine.metrics import names as m
 from engine.metrics.repeats import Figure, format_summary, repeated_report, run_progress, summarize
@@ -17,7 +16,7 @@ from engine.pipeline.config import ShadowConfig
 from engine.pipeline.models import Models
 from engine.pipeline.shadow import shadow_file, spoken_floor
 from engine.pipeline.speed_probe import probe_figure, probe_text, run_probed
-from engine.pipeline.summary import underrun_causes_text
+from engine.pipeline.summary import aggregate_reports, underrun_causes_text
 
 log = logging.getLogger(__name__)
 

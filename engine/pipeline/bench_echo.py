@@ -37,7 +37,6 @@ from engine.audio.room import (
     room_response,
     speech_level,
 )
-from engine.eval.runner import aggregate_reports
 from engine.metrics import describe_machine, machine_info
 from engine.metrics import names as m
 from engine.pipeline.config import ShadowConfig
@@ -46,6 +45,7 @@ from engine.pipeline.models import Models
 from engine.pipeline.session import ShadowSession
 from engine.pipeline.shadow import shadow_file
 from engine.pipeline.speed_probe import probe_text, run_probed
+from engine.pipeline.summary import aggregate_reports
 from engine.tts.policies import FullSentencePolicy
 from engine.tts.synthesizer import IncrementalSynthesizer, synthesize_text
 

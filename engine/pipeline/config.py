@@ -39,18 +39,18 @@ class ShadowConfig:
     interpret_step_s: float = 0.75
     interpret_agreement_gap_s: float = 1.5
     # a file's first recognizer step comes this much later than one step period (simulated and paced runs): the
-    # phase at which the steps meet the speech. It moves a translation by several BLEU points (docs/interpreting.md,
+    # phase at which the steps meet the speech. It moves a translation by several BLEU points (HISTORY.md: interpreting,
     # seventeenth round), so ``bench interpret --repeat`` takes another phase in each run
     step_phase_s: float = 0.0
     # interpreting: the speaker quiet this long ends an utterance, whose held words are committed at once and whose
-    # silence is never decoded (docs/interpreting.md, sixth round: 0.6-1.0 s alike; shadowing gains nothing)
+    # silence is never decoded (docs/HISTORY.md: interpreting, sixth round: 0.6-1.0 s alike; shadowing gains nothing)
     interpret_endpoint_s: float = 0.8
     # interpreting: the recognizer's beam (1: greedy). Whisper base translating with 2 beams: +3 BLEU and +3 chrF
-    # streamed, for about the compute of greedy decoding (docs/interpreting.md, fourteenth round).
+    # streamed, for about the compute of greedy decoding (docs/HISTORY.md: interpreting, fourteenth round).
     # Transcribing (shadowing) stays greedy: tiny.en's WER did not change, its compute rose by a quarter
     interpret_beam_size: int = 2
     # interpreting: words the hold bound commits are taken as the previous hypothesis had them (the tentative words
-    # the voice made ahead), not as the newest has them (docs/interpreting.md, fifteenth round: 0-1 underruns a run
+    # the voice made ahead), not as the newest has them (HISTORY.md: interpreting, fifteenth round: 0-1 underruns a run
     # against 1-4, BLEU -0.4). Shadowing keeps the newest: none of its underruns held a forced word
     interpret_force_previous: bool = True
     # "gate": ignore the microphone while the voice plays; "cancel": remove the voice's echo from it (speakers)

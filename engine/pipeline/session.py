@@ -17,7 +17,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
-from enum import StrEnum
 from pathlib import Path
 
 import numpy as np
@@ -32,17 +31,17 @@ from engine.audio.played_track import PlayedTrack
 from engine.audio.resample import StreamResampler
 from engine.clock import Clock, RealClock, SimulatedClock
 from engine.metrics import names as m
-from engine.metrics.shadowing import ear_voice_lag_s
 from engine.pipeline.captions import write_captions
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.echo import EchoPath
-from engine.pipeline.keys import SentenceKeys, fed_tokens
 from engine.pipeline.memory import MemoryTrimmer
 from engine.pipeline.models import Models
 from engine.pipeline.pace import INTERPRET_CATCH_UP, SHADOW_CATCH_UP, MachinePace, SpeakerTempo, catch_up_rate
 from engine.pipeline.recorder import SessionRecorder
+from engine.pipeline.records import MeterSnapshot, SessionListener, State, WordRecord
 from engine.pipeline.summary import SessionFigures
 from engine.tts.chunker import ChunkSizes
+from engine.tts.keys import SentenceKeys, fed_tokens
 from engine.tts.learned.agent import voice_policy
 from engine.tts.learned.driver import ReadSpeakDriver
 from engine.tts.pieces import AudioPiece
@@ -55,78 +54,6 @@ log = logging.getLogger(__name__)
 
 MONITOR_INTERVAL_S = 0.05
 OUTPUT_JUMP_S = 0.005  # a played block this far from where the last one ended starts the voice's track anew
-
-
-class State(StrEnum):
-    IDLE = "idle"
-    RUNNING = "running"
-    STOPPING = "stopping"  # draining: what was heard is still being spoken
-    DONE = "done"
-    CANCELLED = "cancelled"
-    FAILED = "failed"
-
-
-@dataclass(slots=True)
-class WordRecord:
-    sentence: int
-    index: int
-    text: str
-    source_start_s: float
-    source_end_s: float
-    commit_s: float
-    ready_s: float | None = None  # when the piece holding its end was synthesized
-    speak_start_s: float | None = None
-    speak_end_s: float | None = None
-    heard_s: float | None = None  # source audio heard when it was committed
-    forced: bool = False  # committed by the recognizer's hold bound (``CommittedWord.forced``)
-
-    @property
-    def key(self) -> tuple[int, int]:
-        return (self.sentence, self.index)
-
-    @property
-    def lag_s(self) -> float | None:
-        return None if self.speak_end_s is None else ear_voice_lag_s(self.speak_end_s, self.source_end_s)
-
-
-class SessionListener:
-    """Callbacks from the engine's threads (the GUI adapter re-emits them as Qt signals). Defaults do nothing."""
-
-    def on_state(self, state: State) -> None: ...
-
-    def on_tentative(self, words: list[str]) -> None: ...
-
-    def on_committed(self, words: list[WordRecord]) -> None: ...
-
-    def on_spoken(self, words: list[WordRecord]) -> None: ...
-
-    def on_error(self, message: str) -> None: ...
-
-    def on_warning(self, message: str) -> None:
-        """Something the user should know that does not stop the session (e.g. a policy that fell back)."""
-
-
-@dataclass
-class MeterSnapshot:
-    """What the live meters show; ``ShadowSession.snapshot()`` is cheap and thread-safe."""
-
-    state: State = State.IDLE
-    session_s: float = 0.0
-    lag_s: float | None = None  # ear-voice lag of the last spoken word
-    lag_median_s: float | None = None
-    time_balance_s: float = 0.0  # synthesized audio in hand, ahead of playback
-    commit_latency_s: float | None = None  # of the last committed word (commit − its source end)
-    first_audio_s: float | None = None  # of the last sentence: its first piece ready − its words' arrival
-    underruns: int = 0
-    input_level_db: float = -120.0
-    words_committed: int = 0
-    words_spoken: int = 0
-    echo_gated_s: float = 0.0
-    step_cost_s: float | None = None  # the recognizer's recent step cost (``pipeline.pace``)
-    pace_level: str = ""  # what the session gave up to keep up ("full settings" when nothing)
-    pace_message: str | None = None  # set while the machine cannot keep up
-    spoken_language: str | None = None  # interpreting: the language translated from (None: shadowing / not known)
-    non_english_words: int = 0  # interpreting: committed words not spoken because they were not English
 
 
 class _Tap:

@@ -11,11 +11,12 @@ from engine.asr.run import StreamRun
 from engine.metrics import aggregate, machine_info
 from engine.metrics import names as m
 from engine.metrics.shadowing import chunk_delay_s, lag_drift_s
+from engine.metrics.wer import corpus_wer
 from engine.tts.pieces import AudioPiece
 from engine.tts.timeline import GapCounts
 
 if TYPE_CHECKING:
-    from engine.pipeline.session import WordRecord
+    from engine.pipeline.records import WordRecord
 
 # Report keys beside METRICS.md's ``underruns``: how many of them no compute could have avoided at that moment
 # (``GapCounts.short_notice``) and how many held a word the hold bound committed (``GapCounts.forced``).
@@ -212,3 +213,29 @@ class SessionFigures:
                 "commits": [{"commit_s": c, "heard_s": h} for c, h in self.commits],
                 "non_english_words": self.non_english_words,
             }
+
+
+def aggregate_reports(reports: list[dict], entries: list[dict], offline_texts: dict[str, str] | None = None) -> dict:
+    """Corpus figures of one configuration from its per-recording shadow reports (``wer_offline`` when given)."""
+    refs = [e["text"] for e in entries]
+    pieces = [(g, a, c) for r in reports for g, a, c in zip(*r["pieces"].values(), strict=True)]
+    return {
+        m.FIRST_AUDIO_S: aggregate([x for r in reports for x in r["first_audio_values_s"]]),
+        m.COMPUTE_RATIO: aggregate([g / a for g, a, _ in pieces if a > 0]),
+        m.TIME_BALANCE: aggregate([x for r in reports for x in r["time_balance_values_s"]]),
+        m.UNDERRUNS: sum(r[m.UNDERRUNS] for r in reports),
+        m.GAP_S: sum(r[m.GAP_S] for r in reports),
+        **underrun_causes(reports),
+        m.STARVED_S: sum(r[m.STARVED_S] for r in reports),
+        "phrase_pause_s": sum(r.get("phrase_pause_s", 0.0) for r in reports),
+        "hurried_pieces": sum(r.get("hurried_pieces", 0) for r in reports),
+        "speculated_pieces": sum(r.get("speculated_pieces", 0) for r in reports),
+        m.COMMIT_LATENCY_S: aggregate([x for r in reports for x in r["commit_latency_values_s"]]),
+        m.WER_COMMITTED: corpus_wer(refs, [r["committed_text"] for r in reports]),
+        m.WER_OFFLINE: (corpus_wer(refs, [offline_texts[e["id"]] for e in entries]) if offline_texts else None),
+        m.EAR_VOICE_LAG_S: aggregate([x for r in reports for x in r["ear_voice_lag_values_s"]]),
+        m.CHUNK_DELAY_S: aggregate([r[m.CHUNK_DELAY_S] for r in reports if r[m.CHUNK_DELAY_S] is not None]),
+        m.LAG_DRIFT_S: {e["id"]: r[m.LAG_DRIFT_S] for e, r in zip(entries, reports, strict=True)},
+        m.WER_SPOKEN: corpus_wer(refs, [r.get("spoken_recognized_text") or "" for r in reports]),
+        m.WORD_DISTANCE_DB: aggregate([x for r in reports for x in r.get("word_distance_values_db", [])]),
+    }

@@ -12,9 +12,9 @@ import numpy as np
 
 from engine.metrics import aggregate, machine_info
 from engine.metrics import names as m
-from engine.pipeline.keys import SentenceKeys
 from engine.tts.chunker import ChunkSizes
 from engine.tts.frontend import ends_sentence, split_words
+from engine.tts.keys import SentenceKeys
 from engine.tts.learned.agent import voice_policy
 from engine.tts.learned.driver import ReadSpeakDriver
 from engine.tts.measure import gen_times

@@ -235,7 +235,7 @@ class IncrementalSynthesizer:
             return tokens
         # Only the words up to a sentence end can match: the speculation was made as if the sentence went on, and a
         # sentence end among its words ("long. Day" for "long day") must close the sentence there, as the session's
-        # word keys (``pipeline.keys``) do.
+        # word keys (``tts.keys``) do.
         sentence_part = _sentence_part(tokens)
         if not tokens or not _starts_with(sentence_part, speculation.assumed):
             # some of the words came, or none: the fed words it holds are final either way

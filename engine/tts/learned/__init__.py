@@ -1,2 +1,2 @@
-"""A learned READ/SPEAK policy for the voice (issue 19): episodes of real word arrivals, the environment over them,
-training (torch, outside the app) and the policy run with onnxruntime."""
+"""The learned READ/SPEAK policy as the voice runs it: the decision loop (``driver``) and the trained agent in
+onnxruntime (``agent``). Its training (torch, outside the app) is ``engine.learned``."""

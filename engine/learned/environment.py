@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine.learned.episodes import ArrivedWord, Episode
 from engine.metrics.shadowing import ear_voice_lag_s
-from engine.pipeline.keys import SentenceKeys, fed_tokens
 from engine.tts.chunker import ChunkSizes
+from engine.tts.keys import SentenceKeys, fed_tokens
 from engine.tts.learned.driver import (
     ACTIONS,
     N_FEATURES,
@@ -31,7 +32,6 @@ from engine.tts.learned.driver import (
     Observation,
     ReadSpeakDriver,
 )
-from engine.tts.learned.episodes import ArrivedWord, Episode
 from engine.tts.pieces import AudioPiece
 from engine.tts.quality import whole_sentence_voice, word_distances_by_key
 from engine.tts.synthesizer import IncrementalSynthesizer

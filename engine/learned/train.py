@@ -1,6 +1,6 @@
 """Train the READ/SPEAK policy with REINFORCE and a learned baseline (torch; the app never imports this module).
 
-``liveshadow train-policy --out DIR`` (or ``python -m engine.tts.learned.train --out DIR``):
+``liveshadow train-policy --out DIR`` (or ``python -m engine.learned.train --out DIR``):
 
 1. records the training episodes once (``training_set``: the training recordings at several tempos and CPU
    slowdowns, the streaming recognizer run over each on the compute-aware clock) into ``DIR/episodes.jsonl``;
@@ -31,10 +31,10 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.learned.environment import RewardWeights, episode_return
+from engine.learned.episodes import Episode
+from engine.learned.network import HEAD, HIDDEN, NumpyPolicy
 from engine.tts.learned.driver import FEATURE_NAMES, N_FEATURES, READ, SPEAK, Observation, RuleAgent
-from engine.tts.learned.environment import RewardWeights, episode_return
-from engine.tts.learned.episodes import Episode
-from engine.tts.learned.network import HEAD, HIDDEN, NumpyPolicy
 
 log = logging.getLogger(__name__)
 
@@ -91,8 +91,8 @@ class SamplingAgent:
 
 def _worker(connection, episodes_path: str, weights: dict) -> None:  # noqa: ANN001 - a multiprocessing Connection
     """Replays episodes on request: ("run", policy weights, [(episode index, seed or None)]) → a result per job."""
-    from engine.tts.learned.cache import CachedVoice
-    from engine.tts.learned.episodes import load_episodes
+    from engine.learned.cache import CachedVoice
+    from engine.learned.episodes import load_episodes
     from engine.tts.voice import TwoStageVoice
 
     episodes = list(load_episodes(Path(episodes_path)))
@@ -116,8 +116,8 @@ def _worker(connection, episodes_path: str, weights: dict) -> None:  # noqa: ANN
 def _replay(episode: Episode, index: int, seed: int | None, voice, environments: dict,  # noqa: ANN001
             reward_weights: RewardWeights, policy_weights: dict | None) -> dict:  # fmt: skip
     """One episode with the policy (sampled with ``seed``, greedy without), or the rule when there are no weights."""
-    from engine.tts.learned.environment import ReadSpeakEnvironment
-    from engine.tts.learned.training_set import episode_slowdown
+    from engine.learned.environment import ReadSpeakEnvironment
+    from engine.learned.training_set import episode_slowdown
 
     slowdown = episode_slowdown(episode)
     if slowdown not in environments:
@@ -313,8 +313,8 @@ def _load_recorded(path: Path) -> list[Episode]:
 
 
 def record_episodes(settings: TrainSettings, progress=print) -> list[Episode]:  # noqa: ANN001
+    from engine.learned.training_set import record_training_set
     from engine.paths import shared_speech_dir
-    from engine.tts.learned.training_set import record_training_set
 
     path = settings.out / EPISODES_FILE
     episodes = _load_recorded(path)
@@ -536,7 +536,7 @@ def settings_from(args: argparse.Namespace) -> TrainSettings:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m engine.tts.learned.train", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m engine.learned.train", description=__doc__.splitlines()[0])
     add_arguments(parser)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")

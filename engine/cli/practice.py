@@ -1,4 +1,4 @@
-"""``liveshadow practice``: the subcommand's options and what it prints."""
+"""``liveshadow practice``: a person's shadowing or interpreting scored, recorded or live (``engine.practice``)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+from engine.cli.common import EXIT_ERROR, EXIT_OK, EXIT_USAGE
 from engine.practice.summary import figure_lines
-
-EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
 
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -155,15 +154,28 @@ def run_heard(args: argparse.Namespace) -> int:
 
 
 def _follow(session) -> dict | None:  # noqa: ANN001 - a live session (live or heard)
-    """A line of progress on stderr five times a second until the session ends (Ctrl+C stops it and scores)."""
+    """A line of progress on stderr five times a second until the session ends. Ctrl+C stops it, and what was said is
+    scored; twice cancels. The handler is installed here, not left to Python's default: a process started in the
+    background of a shell inherits SIGINT ignored, and Ctrl+C (or a test's SIGINT) would then never end the session."""
+    import signal
+
+    interrupts = [0]
+
+    def on_interrupt(signum: int, frame: object) -> None:
+        interrupts[0] += 1
+        session.stop() if interrupts[0] == 1 else session.cancel()
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    announced = False
     try:
         while not session.wait(PROGRESS_S):
-            print(progress_line(session.snapshot()), end="\r", file=sys.stderr, flush=True)
-    except KeyboardInterrupt:  # Ctrl+C: what was said so far is still scored
-        print(file=sys.stderr)
-        print("liveshadow: scoring…", file=sys.stderr)
-        session.stop()
-        session.wait()
+            if interrupts[0] and not announced:
+                print("\nliveshadow: scoring… (Ctrl+C again cancels)", file=sys.stderr, flush=True)
+                announced = True
+            elif not interrupts[0]:
+                print(progress_line(session.snapshot()), end="\r", file=sys.stderr, flush=True)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     print(file=sys.stderr)
     if session.report is None:
         print(f"liveshadow: {session.error or 'the session was cancelled'}", file=sys.stderr)

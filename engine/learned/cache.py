@@ -72,9 +72,7 @@ class VoiceWrapper:
     def rate(self, value: float) -> None:
         self.voice.rate = value
 
-    def stage1(self, ids: np.ndarray, phoneme_offset: int = 0, frame_offset: int = 0) -> tuple[np.ndarray, np.ndarray]:
-        prior, durations = self.stage1_prior(ids, phoneme_offset, frame_offset)
-        return self.latent_frames(prior, 0, prior.shape[-1]), durations
+    stage1 = TwoStageVoice.stage1  # the voice's own: the prior, then the flow on its frames, each the wrapper's
 
     def stage1_prior(
         self, ids: np.ndarray, phoneme_offset: int = 0, frame_offset: int = 0

@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from engine.learned.episodes import Episode, record_episode
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.models import Models
-from engine.tts.learned.episodes import Episode, record_episode
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +77,7 @@ def write_held_out_manifest(manifest: Path, out: Path) -> int:
     return len(kept)
 
 
-if __name__ == "__main__":  # python -m engine.tts.learned.training_set MANIFEST OUT: the held-out manifest
+if __name__ == "__main__":  # python -m engine.learned.training_set MANIFEST OUT: the held-out manifest
     import sys
 
     count = write_held_out_manifest(Path(sys.argv[1]), Path(sys.argv[2]))

@@ -1,0 +1,155 @@
+"""``liveshadow bench``: one stage's figures, measured in one run."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+from dataclasses import replace
+from pathlib import Path
+
+from engine.cli.common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    add_cpu_slowdown,
+    add_echo_hint,
+    fail,
+    finite,
+    json_default,
+    manifest_path,
+    slowdown_config,
+    voice_policy,
+)
+from engine.pipeline.presets import preset
+
+log = logging.getLogger(__name__)
+
+TINY_EN = "tiny.en"  # bench shadow --model: the bundled recognizer
+
+
+def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    bench = sub.add_parser("bench", parents=[common], help="benchmark a stage and print figures")
+    bench.add_argument("stage", choices=("tts", "asr", "shadow", "interpret", "echo"))
+    bench.add_argument("--json", action="store_true", help="end with one JSON line holding every figure")
+    bench.add_argument("--threads", type=int, default=1, help="TTS inference threads (1)")
+    bench.add_argument("--manifest", metavar="JSONL", help="recordings for asr and shadow (default ../shared/speech)")
+    bench.add_argument(
+        "--model", metavar="MODELS", help="shadow: the recognizer model, or several compared in one run (tiny.en,base)"
+    )
+    bench.add_argument("--preset", metavar="PRESETS",
+                       help="shadow: presets compared in one run (lowest-lag,balanced,best-voice)")  # fmt: skip
+    bench.add_argument("--policies", metavar="POLICIES",
+                       help="shadow: voice policies compared in one run, e.g. lookahead-1,learned (full, naive, "
+                            "lookahead-K, wait-K-steps, learned)")  # fmt: skip
+    bench.add_argument("--repeat", type=int, default=1, metavar="N",
+                       help="shadow, interpret: run N times and give each figure's median and range over the runs; "
+                            "one run can differ from the next by several underruns; interpret: run k's recognizer "
+                            "steps start (k-1)/N of a step later (1)")  # fmt: skip
+    bench.add_argument("--echo-db", type=float, metavar="DB",
+                       help="bench echo: the voice's echo against the speaker's speech level (-6)")  # fmt: skip
+    bench.add_argument("--echo-delay-ms", type=float, metavar="MS",
+                       help="bench echo: from the voice playing to the microphone hearing it (60)")  # fmt: skip
+    add_echo_hint(bench)
+    add_cpu_slowdown(bench)
+    bench.set_defaults(func=_run_bench)
+
+
+def _run_bench(args: argparse.Namespace) -> int:
+    progress = lambda text: log.info("bench %s: %s", args.stage, text)  # noqa: E731
+    if args.stage not in ("shadow", "interpret", "echo") and args.cpu_slowdown != 1.0:
+        return fail("--cpu-slowdown is for bench shadow, interpret and echo", EXIT_USAGE)
+    if args.stage != "echo" and (args.echo_db is not None or args.echo_delay_ms is not None):
+        return fail("--echo-db and --echo-delay-ms are for bench echo", EXIT_USAGE)
+    if args.stage != "shadow" and (args.model or args.preset or args.policies):
+        return fail("--model, --preset and --policies are for bench shadow", EXIT_USAGE)
+    if args.repeat != 1 and args.stage not in ("shadow", "interpret"):
+        return fail("--repeat is for bench shadow and bench interpret", EXIT_USAGE)
+    if args.repeat < 1:
+        return fail(f"--repeat must be at least 1, not {args.repeat}", EXIT_USAGE)
+    if args.stage == "interpret":
+        from engine import paths
+        from engine.pipeline import bench_interpret
+
+        manifest = (
+            Path(args.manifest) if args.manifest else paths.shared_speech_dir().parent / "speech-xx" / "manifest.jsonl"
+        )
+        if not manifest.is_file():
+            return fail(f"manifest not found: {manifest} (give one with --manifest)", EXIT_USAGE)
+        try:
+            config = replace(slowdown_config(args.cpu_slowdown), translate_from="auto")
+            report = bench_interpret.run_bench(manifest, config=config, progress=progress, repeat=args.repeat)
+        except ValueError as exc:
+            return fail(str(exc), EXIT_USAGE)
+        except ImportError as exc:
+            return fail(f"bench interpret needs the developer install (scripts/setup): {exc}")
+        print(bench_interpret.format_repeated(report) if "repeats" in report else bench_interpret.format_table(report))
+    elif args.stage == "echo":
+        from engine.pipeline import bench_echo
+
+        manifest = manifest_path(args.manifest)
+        if not manifest.is_file():
+            return fail(f"manifest not found: {manifest} (give one with --manifest)", EXIT_USAGE)
+        try:
+            config = replace(slowdown_config(args.cpu_slowdown), echo_hint_ms=args.echo_hint_ms)
+            report = bench_echo.run_bench(
+                manifest, config,
+                echo_db=-6.0 if args.echo_db is None else args.echo_db,
+                delay_ms=bench_echo.DEFAULT_DELAY_S * 1000 if args.echo_delay_ms is None else args.echo_delay_ms,
+                progress=progress,
+            )  # fmt: skip
+        except ValueError as exc:
+            return fail(str(exc), EXIT_USAGE)
+        print(bench_echo.format_table(report))
+    elif args.stage in ("shadow", "asr"):
+        if args.stage == "shadow":
+            from engine.pipeline import bench as stage_bench
+        else:
+            from engine.asr import bench as stage_bench  # type: ignore[no-redef]
+
+        manifest = manifest_path(args.manifest)
+        if not manifest.is_file():
+            return fail(f"manifest not found: {manifest} (give one with --manifest)", EXIT_USAGE)
+        if args.stage == "shadow":
+            try:
+                config = slowdown_config(args.cpu_slowdown)
+            except ValueError as exc:
+                return fail(str(exc), EXIT_USAGE)
+            names = [name.strip() for name in (args.model or "").split(",") if name.strip()] or [None]
+            try:
+                presets = [preset(key.strip()) for key in args.preset.split(",") if key.strip()] if args.preset else []
+            except ValueError as exc:
+                return fail(str(exc), EXIT_USAGE)
+            try:
+                policies = [voice_policy(p.strip()) for p in (args.policies or "").split(",") if p.strip()]
+            except argparse.ArgumentTypeError as exc:
+                return fail(str(exc), EXIT_USAGE)
+            from engine.eval.runner import tts_config
+
+            reports = {}
+            for name in names:
+                for item in presets or [None]:
+                    for policy in policies or [None]:
+                        run_config = replace(config, model=None if name in (None, TINY_EN) else name)
+                        run_config = item.apply(run_config) if item is not None else run_config
+                        run_config = replace(run_config, **tts_config(policy)) if policy else run_config
+                        parts = (name if len(names) > 1 else None, item and item.key, policy)
+                        label = " · ".join(x for x in parts if x)
+                        reports[label or TINY_EN] = stage_bench.run_repeated(manifest, args.repeat, run_config,
+                                                                             progress)  # fmt: skip
+            for label, one in reports.items():
+                if len(reports) > 1:
+                    print(f"{label}:")
+                print(stage_bench.format_repeated(one) if "repeats" in one else stage_bench.format_table(one))
+            runs = "models" if len(presets) <= 1 and len(policies) <= 1 else "runs"
+            report = next(iter(reports.values())) if len(reports) == 1 else {"bench": "shadow", runs: reports}
+        else:
+            report = stage_bench.run_bench(manifest, progress=progress)
+            print(stage_bench.format_table(report))
+    else:
+        from engine.tts.bench import format_table, run_bench
+
+        report = run_bench(threads=args.threads, progress=progress)
+        print(format_table(report))
+    if args.json:
+        print(json.dumps(finite(report), allow_nan=False, default=json_default))
+    return EXIT_OK
