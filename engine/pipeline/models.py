@@ -41,6 +41,14 @@ def load_backend(config: ShadowConfig) -> AsrBackend:
     raise ValueError(f"unknown recognizer {config.backend!r} (whisper or vosk)")
 
 
+def streaming_recognizer(backend: AsrBackend, vad: SileroVad, config: ShadowConfig) -> StreamingRecognizer:
+    """A fresh streaming recognizer on ``backend`` and ``vad`` with the settings of ``config``'s mode (shadowing or
+    interpreting: the commit policy, its agreement gap, the pause endpoint, how the hold bound commits)."""
+    stream = StreamConfig(endpoint_s=config.endpoint_s, force_previous=config.force_previous)
+    policy = make_commit_policy(config.commit, config.agreement_gap_s)
+    return StreamingRecognizer(backend, policy, vad, stream)
+
+
 class Models:
     """Recognizer backend, VAD and voice. ``recognizer(config)`` makes a fresh streaming recognizer on them."""
 
@@ -66,6 +74,4 @@ class Models:
                 self.backend.set_language(_source_language(config))  # resets it too
             elif hasattr(self.backend, "reset"):
                 self.backend.reset()
-            stream = StreamConfig(endpoint_s=config.endpoint_s, force_previous=config.force_previous)
-            policy = make_commit_policy(config.commit, config.agreement_gap_s)
-            return StreamingRecognizer(self.backend, policy, self.vad, stream)
+            return streaming_recognizer(self.backend, self.vad, config)

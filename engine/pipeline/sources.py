@@ -75,15 +75,16 @@ _GUARDED = {"gate": "gated (not heard while the voice plays)", "cancel": "cancel
 
 def open_source(source: str, config: ShadowConfig) -> LiveSource:
     """The planned source with its capture made (not yet started)."""
+    plan = plan_source(source, config)
+    return LiveSource(**plan.__dict__, capture=capture_for(plan))
+
+
+def capture_for(plan: SourcePlan) -> object:
+    """The capture a plan opens (not yet started): through the sound server, or a PortAudio input device."""
     from engine.audio.capture import Capture
     from engine.audio.server_capture import ServerCapture
 
-    plan = plan_source(source, config)
-    if plan.server:
-        capture: object = ServerCapture(str(plan.device), plan.label)
-    else:
-        capture = Capture(plan.device)
-    return LiveSource(**plan.__dict__, capture=capture)
+    return ServerCapture(str(plan.device), plan.label) if plan.server else Capture(plan.device)
 
 
 def ducked(plan: SourcePlan, duck_db: float | None = None, no_duck: bool = False) -> ShadowConfig:

@@ -20,10 +20,9 @@ from pathlib import Path
 import numpy as np
 
 from engine.asr.backend import AsrBackend, AsrError
-from engine.asr.commit import make_commit_policy
 from engine.asr.offline import transcribe_long
 from engine.asr.run import run_capture
-from engine.asr.streaming import StreamConfig, StreamingRecognizer
+from engine.asr.streaming import StreamingRecognizer
 from engine.asr.vad import speech_span
 from engine.asr.words import Word
 from engine.audio.capture import BlockQueue, Capture
@@ -31,7 +30,7 @@ from engine.audio.devices import AudioDeviceError
 from engine.clock import RealClock
 from engine.metrics.aggregate import aggregate
 from engine.pipeline.config import AUTO_LANGUAGE, ShadowConfig
-from engine.practice.align import units
+from engine.pipeline.models import streaming_recognizer
 from engine.practice.live_common import (
     ATTEMPT_FILE,
     SOURCE_FILE,
@@ -40,6 +39,7 @@ from engine.practice.live_common import (
     PracticeState,
     on_source_clock,
 )
+from engine.practice.marks import GrowingUnits
 from engine.practice.tap import SAMPLE_RATE, RecordingTap
 
 log = logging.getLogger(__name__)
@@ -78,6 +78,7 @@ class HeardPracticeSession(LiveSessionBase):
         self._source_tap: RecordingTap | None = None
         self._person_tap: RecordingTap | None = None
         self._heard: list[Word] = []  # the source's words recognized live, on its capture's clock
+        self._heard_units = GrowingUnits(self.said_language)
         self._clock = RealClock()
         self._thread: threading.Thread | None = None
         self._started_at = 0.0
@@ -113,12 +114,11 @@ class HeardPracticeSession(LiveSessionBase):
 
     # ----- run
     def start(self) -> None:
-        from engine.audio.server_capture import ServerCapture
+        from engine.pipeline.sources import capture_for
 
-        plan = self._plan
-        if plan is None:
+        if self._plan is None:
             raise RuntimeError("prepare() first")
-        heard: BlockQueue = ServerCapture(str(plan.device), plan.label) if plan.server else Capture(plan.device)
+        heard: BlockQueue = capture_for(self._plan)  # type: ignore[assignment]
         mic = Capture(self.input_device)
         self._source_tap, self._person_tap = RecordingTap(heard, self.max_s), RecordingTap(mic, self.max_s)
         self._clock = RealClock()
@@ -142,9 +142,7 @@ class HeardPracticeSession(LiveSessionBase):
     def _recognizer(self, backend: AsrBackend, vad: object, translating: bool) -> tuple[StreamingRecognizer, float]:
         """A streaming recognizer with the shadowing (or interpreting) session's settings, and its step."""
         config = ShadowConfig(translate_from=(self.language or AUTO_LANGUAGE) if translating else None)
-        stream = StreamConfig(endpoint_s=config.endpoint_s, force_previous=config.force_previous)
-        policy = make_commit_policy(config.commit, config.agreement_gap_s)
-        return StreamingRecognizer(backend, policy, vad, stream), config.step_s  # type: ignore[arg-type]
+        return streaming_recognizer(backend, vad, config), config.step_s  # type: ignore[arg-type]
 
     def _run(self) -> None:
         source, person = self._source_tap, self._person_tap
@@ -190,10 +188,7 @@ class HeardPracticeSession(LiveSessionBase):
         return self._stop.is_set()
 
     def _on_source(self, step: object) -> None:
-        committed = getattr(step, "committed", None)
-        if committed:
-            with self._lock:
-                self._heard.extend(Word(w.text, w.start_s, w.end_s) for w in committed)
+        self._keep_committed(step, self._heard)
 
     # ----- figures
     def offset_s(self) -> float | None:
@@ -208,7 +203,9 @@ class HeardPracticeSession(LiveSessionBase):
         with self._lock:
             heard = list(self._heard)
         level = self._person_tap.level_db if self._person_tap is not None else -120.0
-        return self._marked(units(heard, self.said_language), self.offset_s(), position, position, level,
+        with self._marking:
+            source_units = self._heard_units.of(heard)
+        return self._marked(source_units, self.offset_s(), position, position, level,
                             open_ended=True)  # fmt: skip
 
     def _score(self) -> dict:

@@ -20,10 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from engine.asr.backend import AsrBackend, AsrError
-from engine.asr.commit import make_commit_policy
 from engine.asr.offline import transcribe_long
 from engine.asr.run import run_capture
-from engine.asr.streaming import StreamConfig, StreamingRecognizer
 from engine.asr.words import Word
 from engine.audio.capture import Capture
 from engine.audio.devices import AudioDeviceError
@@ -32,6 +30,7 @@ from engine.audio.player import Player
 from engine.clock import RealClock
 from engine.metrics.aggregate import aggregate
 from engine.pipeline.config import ShadowConfig
+from engine.pipeline.models import streaming_recognizer
 from engine.practice.align import Unit, units
 from engine.practice.live_common import (
     ATTEMPT_FILE,
@@ -175,10 +174,8 @@ class PracticeSession(LiveSessionBase):
             player.enqueue(self._audio[i : i + piece], key=i, last=i + piece >= self._audio.size)
 
     def _run(self, player: Player, capture: Capture, feeder: threading.Thread) -> None:
-        config = ShadowConfig()  # the shadowing session's recognizer settings
-        stream = StreamConfig(endpoint_s=config.endpoint_s, force_previous=config.force_previous)
-        policy = make_commit_policy(config.commit, config.agreement_gap_s)
-        recognizer = StreamingRecognizer(self._backend, policy, self._vad, stream)  # type: ignore[arg-type]
+        # the shadowing session's recognizer settings
+        recognizer = streaming_recognizer(self._backend, self._vad, ShadowConfig())  # type: ignore[arg-type]
         monitor = threading.Thread(target=self._watch_player, args=(player,), name="practice-player", daemon=True)
         monitor.start()
         try:

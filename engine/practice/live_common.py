@@ -17,8 +17,8 @@ import soundfile as sf
 
 from engine.asr.backend import AsrError
 from engine.asr.words import Word
-from engine.practice.align import Unit, units
-from engine.practice.marks import LiveMarker, MarkedWord, evs_points, running_median
+from engine.practice.align import Unit
+from engine.practice.marks import GrowingUnits, LiveMarker, MarkedWord, evs_points, running_median
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +68,7 @@ class LiveSessionBase:
         self._stop, self._cancel, self._finished = threading.Event(), threading.Event(), threading.Event()
         self._committed: list[Word] = []  # the person's words, on their capture's clock
         self._marker, self._marking = LiveMarker(), threading.Lock()
+        self._said_units = GrowingUnits(self.said_language)  # of ``_committed``, on their capture's clock
 
     @property
     def said_language(self) -> str:
@@ -87,10 +88,14 @@ class LiveSessionBase:
 
     def _on_person(self, step: object) -> None:
         """``run_capture``'s ``on_step`` for the person's recognizer."""
+        self._keep_committed(step, self._committed)
+
+    def _keep_committed(self, step: object, into: list[Word]) -> None:
+        """A recognizer step's committed words appended to ``into`` (read by other threads under the lock)."""
         committed = getattr(step, "committed", None)
         if committed:
             with self._lock:
-                self._committed.extend(Word(w.text, w.start_s, w.end_s) for w in committed)
+                into.extend(Word(w.text, w.start_s, w.end_s) for w in committed)
 
     def _person_words(self) -> list[Word]:
         with self._lock:
@@ -102,10 +107,11 @@ class LiveSessionBase:
     ) -> PracticeSnapshot:  # fmt: skip
         """The snapshot: the person's words moved by ``offset_s`` onto the source's clock and marked on ``source``."""
         said = self._person_words()
-        moved = [] if offset_s is None else units([replace(w, start_s=w.start_s + offset_s, end_s=w.end_s + offset_s)
-                                                   for w in said], self.said_language)  # fmt: skip
         running = self.state is PracticeState.RUNNING
         with self._marking:  # snapshots come from the window's timer and the session's own end
+            said_units = self._said_units.of(said)
+            moved = [] if offset_s is None else [replace(u, start_s=u.start_s + offset_s, end_s=u.end_s + offset_s)
+                                                 for u in said_units]  # fmt: skip
             marked = self._marker.mark(source, moved, position_s if running else 1e9)
         points = evs_points(marked)
         return PracticeSnapshot(
