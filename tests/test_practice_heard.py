@@ -17,6 +17,7 @@ import pytest
 import soundfile as sf
 
 from engine.audio.io import load_audio
+from engine.metrics.translation import chrf
 from engine.metrics.wer import wer
 from engine.practice.heard import HeardPracticeSession
 from engine.practice.live_common import ATTEMPT_FILE, SOURCE_FILE, PracticeState
@@ -148,7 +149,12 @@ def test_interpreting_this_computers_sound_is_timed_per_sentence_against_the_tra
     snaps = _practise(session, lambda: [_play(virtual_audio, source), virtual_audio.play_into_mic(person)])
     report = session.report
     assert report is not None and report["task"] == "interpret" and report["language"] == "es"
-    assert report["chrf_against"] == "liveshadow's own translation" and report["chrf"] >= 60, report["attempt_text"]
+    # liveshadow's own translation of sound heard live is not the same twice: Whisper base gave chrF 52.6, 62.1 and
+    # 80.9 against the same rendering in three runs of the same code. So the rendering is held to the reference
+    # translation it says (the file test's bound), and the report's chrF to the text it names.
+    assert report["chrf_against"] == "liveshadow's own translation"
+    assert chrf([entry["translation"]], [report["attempt_text"]]) >= 60, report["attempt_text"]
+    assert report["chrf"] == pytest.approx(chrf([report["english_text"]], [report["attempt_text"]]))
     assert any(s.words for s in snaps) and "exclusive" in report["live"]["source_text"]  # translated as it played
     heard, attempt = load_audio(tmp_path / "rec" / SOURCE_FILE), load_audio(tmp_path / "rec" / ATTEMPT_FILE)
     in_heard, source_at = va.aligned_correlation(heard, played)  # where the source and the voice lie, one clock
