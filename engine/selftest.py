@@ -135,11 +135,12 @@ class _Models:
 
 def learned_policy() -> str:
     from engine.tts.learned.agent import LearnedAgent
-    from engine.tts.learned.driver import Observation
+    from engine.tts.learned.moves import MOVES, MoveObservation
 
     agent = LearnedAgent()
-    agent.decide(Observation(20, 10, 0.2, 2.0, False, True, 0.3, 2, 0))
-    return f"{agent.path}: SPEAK probability {agent.last_speak_probability:.2f} with 20 phonemes pending, 0.2 s in hand"
+    move = agent.decide(MoveObservation(20, 2, 9, 2, 0.2, 1.0, 2.0, False, False, False, 0.3, 0.3, 0.8))
+    return (f"{agent.path}: {MOVES[move]} (probabilities {', '.join(f'{p:.2f}' for p in agent.last_probabilities)}) "
+            f"with 20 phonemes waiting at a sentence's start, 0.2 s in hand")  # fmt: skip
 
 
 def audio_devices() -> str:

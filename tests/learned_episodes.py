@@ -1,4 +1,5 @@
-"""Constructed episodes for the READ/SPEAK tests: words arriving at a steady pace, as a recognizer would commit them."""
+"""Constructed episodes for the learned policy's tests: words arriving at a steady pace, as a recognizer would commit
+them."""
 
 from __future__ import annotations
 

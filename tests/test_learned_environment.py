@@ -1,118 +1,100 @@
-"""The READ/SPEAK environment on the real voice: constructed arrivals and a real recording's episode."""
+"""The learned policy's environment: a real recording's episode replayed through the session's own code, the
+imitation start equal to lookahead-1, and each decision charged what follows from it."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from engine.audio.io import load_audio
-from engine.learned.environment import READ, SPEAK, Observation, ReadSpeakEnvironment, always
-from engine.learned.episodes import Episode, record_episode
-from tests.learned_episodes import SENTENCE, constructed
+from engine.learned.cache import CachedVoice
+from engine.learned.environment import RewardWeights, replay
+from engine.learned.episodes import record_episode
+from engine.tts.learned.moves import NOW, RULE, WAIT, RuleMoves
+from tests.learned_episodes import constructed
 
+pytestmark = pytest.mark.slow
 
-def _constructed() -> Episode:
-    """A word every 0.3 s, committed 0.8 s after it ends, a recognizer step every 0.3 s, two words of hint."""
-    return constructed(SENTENCE, pace_s=0.3, delay_s=0.8)
+RECORDING = "ls_2412-153948-0000"
 
 
 @pytest.fixture(scope="module")
-def environment(shadow_models) -> ReadSpeakEnvironment:
-    return ReadSpeakEnvironment(shadow_models.voice)
+def episode(shadow_models, speech_manifest, speech_dir):
+    item = next(e for e in speech_manifest if e["id"] == RECORDING)
+    return record_episode(load_audio(speech_dir / item["wav"]), shadow_models, RECORDING, reference=item["text"])
 
 
-def test_always_read_waits_for_the_sentence_end_and_always_speak_follows_the_words(environment) -> None:
-    episode = _constructed()
-    read = environment.run(episode, always(READ))
-    speak = environment.run(episode, always(SPEAK))
-    for outcome in (read, speak):
-        assert [w.text for w in outcome.words] == SENTENCE.split()  # every word once, in order
-        assert len(outcome.actions) == len(episode.steps)
-    last_commit = max(w.commit_s for w in episode.words)
-    assert min(w.play_end_s for w in read.words) > last_commit  # nothing before the sentence was complete
-    assert speak.lag_median_s < read.lag_median_s - 1.0
-    assert min(w.play_end_s for w in speak.words) < last_commit
+@pytest.fixture(scope="module")
+def voice(shadow_models):
+    return CachedVoice(shadow_models.voice, modelled=True)
 
 
-def test_the_policy_sees_the_text_pile_up_while_it_reads(environment) -> None:
-    seen: list[Observation] = []
+class _Always:
+    moves = True
 
-    def read_and_watch(observation: Observation) -> int:
-        seen.append(observation)
-        return READ
+    def __init__(self, move: int) -> None:
+        self.move, self.name = move, f"always-{move}"
 
-    environment.run(_constructed(), read_and_watch)
-    words = len(SENTENCE.split())
-    pending = [o.pending_phonemes for o in seen[: words - 1]]  # before the step that completes the sentence
-    assert 0 < pending[0] <= 5 and pending == sorted(pending) and pending[-1] > 40  # "The": 2 phonemes
-    assert seen[words - 1].pending_phonemes == 0  # the sentence's end is spoken whatever the policy
-    assert [o.consecutive_reads for o in seen] == list(range(len(seen)))
-    assert any(o.hint_phonemes > 0 for o in seen) and any(o.ends_clause for o in seen)  # "dog," ends a phrase
-    assert all(o.in_hand_s == 0.0 for o in seen[:words])  # nothing played before the sentence was complete
-    assert seen[-1].in_hand_s > 0 and seen[-1].pending_phonemes == 0  # then it is, all of it
-    assert seen[0].vector().shape == (9,)
+    def decide(self, observation) -> int:  # noqa: ANN001
+        return self.move
+
+    def reset(self) -> None:
+        pass
 
 
-def test_a_real_recording_replayed_speaks_every_word_once_in_order(
-    environment, shadow_models, speech_manifest, speech_dir
-) -> None:
-    item = next(e for e in speech_manifest if e["id"] == "ljspeech_LJ001-0001")
-    episode = record_episode(load_audio(speech_dir / item["wav"]), shadow_models, item["id"])
-    read = environment.run(episode, always(READ))
-    speak = environment.run(episode, always(SPEAK))
-    committed = [w.text for w in episode.words]
-    assert [w.text for w in read.words] == committed == [w.text for w in speak.words]
-    assert speak.lag_median_s < read.lag_median_s
-    assert speak.underruns >= read.underruns  # word by word, compute leaves gaps the waiting voice does not have
+def _assert_same(a, b) -> None:  # noqa: ANN001
+    """Two replays spoke alike (the compute charged so far is a growing sum: its last bits may differ)."""
+    assert a.lags_s == pytest.approx(b.lags_s, abs=1e-9)
+    assert a.underruns == b.underruns
+    assert a.distances_db == pytest.approx(b.distances_db, abs=1e-9)
 
 
-def test_rewards_charge_long_reading_each_underrun_once_and_distance_from_the_whole_sentence_voice(
-    environment,
-) -> None:
+def test_the_imitation_start_is_lookahead_1_exactly_on_recorded_states(episode, voice) -> None:
+    """The untrained network's greedy move is the rule's on every state a session meets (those of the rule's own
+    replay and those after NOW moves), and a session driven by it speaks as lookahead-1 does, word for word."""
+    from engine.learned.network import NumpyPolicy, SamplingAgent
+    from engine.learned.train import network, numpy_weights
+
+    policy = NumpyPolicy(numpy_weights(network()))
+    rule = replay(episode, None, voice)
+    greedy = replay(episode, SamplingAgent(policy), voice)
+    sampled = replay(episode, SamplingAgent(policy, np.random.default_rng(1)), voice)
+    assert len(greedy.moves) > 5 and set(greedy.moves) == {RULE}
+    assert NOW in sampled.moves  # sampling explores
+    states = np.concatenate([greedy.observations, sampled.observations])
+    assert (policy.probabilities(states).argmax(1) == RULE).all()
+    _assert_same(greedy, rule)
+    _assert_same(replay(episode, RuleMoves(), voice), rule)
+    assert len(rule.lags_s) == len(episode.words)
+
+
+def test_a_replay_is_the_same_every_time_and_speaking_now_is_sooner(episode, voice) -> None:
+    rule = replay(episode, RuleMoves(), voice)
+    _assert_same(replay(episode, RuleMoves(), voice), rule)  # modelled compute: no machine noise
+    _assert_same(replay(episode, RuleMoves(), CachedVoice(voice.voice, modelled=True)), rule)  # nor a cold cache
+    now = replay(episode, _Always(NOW), voice)
+    assert now.lag_mean_s < rule.lag_mean_s - 0.2
+    assert now.distance_db > rule.distance_db  # without its lookahead a word sounds further from the sentence's
+    assert 0.0 < rule.distance_db < 15.0 and rule.underruns == 0
+    wait = replay(episode, _Always(WAIT), voice)  # one more chunk of lookahead: later, and closer to the sentence's
+    assert wait.lag_mean_s > rule.lag_mean_s + 0.1 and wait.distance_db < rule.distance_db - 0.3
+
+
+def test_each_decision_is_charged_what_follows_it_and_the_charges_add_up(episode, voice) -> None:
+    weights = RewardWeights(lag=1.0, underrun=2.0, quality=0.5)
+    for agent in (RuleMoves(), _Always(NOW)):
+        outcome = replay(episode, agent, voice)
+        costs = outcome.costs(weights)
+        assert len(costs) == len(outcome.moves) == len(outcome.observations)
+        assert costs.sum() == pytest.approx(-outcome.episode_return(weights))
+        assert (costs >= 0).all()
+
+
+def test_a_slower_cpu_charges_the_voice_more_and_a_constructed_episode_replays(voice) -> None:
     from dataclasses import replace
 
-    from engine.learned.environment import RewardWeights, episode_return
-
-    weights = RewardWeights()
-    episode = _constructed()
-    read = environment.run(episode, always(READ))
-    speak = environment.run(episode, always(SPEAK))
-    # always READ: 22 steps in a row; every READ past the target costs
-    assert read.excess_reads(weights.reads_target) == len(episode.steps) - weights.reads_target
-    assert speak.excess_reads(weights.reads_target) == 0
-    # speaking word by word sounds less like the whole-sentence voice than speaking with the sentence in hand
-    assert len(speak.word_distances_db) == len(SENTENCE.split()) and speak.distance_db > read.distance_db
-    one_more = replace(speak, underruns=speak.underruns + 1)
-    assert episode_return(one_more, weights) == pytest.approx(episode_return(speak, weights) - weights.underrun)
-    assert episode_return(speak, weights) <= 0 and episode_return(read, weights) <= 0
-
-
-def test_each_decision_is_charged_what_follows_from_it_and_the_charges_add_up_to_the_return(environment) -> None:
-    from engine.learned.environment import RewardWeights, episode_return
-
-    weights = RewardWeights()
-    for outcome in (environment.run(_constructed(), always(READ)), environment.run(_constructed(), always(SPEAK))):
-        costs = outcome.step_costs(weights)
-        assert costs.shape == (len(outcome.actions),) and (costs >= 0).all()
-        assert costs.sum() == pytest.approx(-episode_return(outcome, weights))
-        assert sum(outcome.step_underruns) == outcome.underruns  # an underrun is charged once, to one decision
-    read = environment.run(_constructed(), always(READ))
-    # waiting: nothing is charged before the sentence's end is spoken, except the READs past the target
-    end = next(i for i, c in enumerate(read.step_costs(weights)) if c > weights.excess_read + 1e-9)
-    assert end >= len(SENTENCE.split()) - 1
-
-
-def test_a_slower_cpu_charges_the_voice_more_and_a_cached_voice_gives_the_same_episode(shadow_models) -> None:
-    from engine.learned.cache import CachedVoice
-
-    cached = CachedVoice(shadow_models.voice)
-    fast = ReadSpeakEnvironment(cached, timer=cached.timer)
-    slow = ReadSpeakEnvironment(cached, voice_slowdown=3.0, timer=cached.timer)
-    first = fast.run(_constructed(), always(SPEAK))
-    misses = cached.misses
-    again = fast.run(_constructed(), always(SPEAK))
-    assert cached.misses == misses and cached.hits > 0  # the replay computed nothing
-    assert [w.play_end_s for w in again.words] == [w.play_end_s for w in first.words]  # charged what it cost
-    assert again.word_distances_db == pytest.approx(first.word_distances_db)
-    slower = slow.run(_constructed(), always(SPEAK))
-    assert slower.compute_s == pytest.approx(3.0 * first.compute_s)
-    assert slower.lag_mean_s > first.lag_mean_s
+    fast = constructed()
+    slow = replace(fast, id="slow", config={"cpu_slowdown": 4.0})
+    a, b = replay(fast, RuleMoves(), voice), replay(slow, RuleMoves(), voice)
+    assert len(a.lags_s) == len(b.lags_s) == len(fast.words)
+    assert b.lag_mean_s > a.lag_mean_s

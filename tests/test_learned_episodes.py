@@ -1,4 +1,4 @@
-"""Episodes for the learned READ/SPEAK policy: the real recognizer's word arrivals on real speech, kept on disk."""
+"""Episodes for the learned policy: the real recognizer's word arrivals on real speech, kept on disk."""
 
 from __future__ import annotations
 
@@ -27,6 +27,10 @@ def test_an_episode_keeps_every_step_and_word_of_a_real_recording(shadow_models,
         assert word.start_s < word.end_s < word.commit_s
     for step in episode.steps:
         assert all(w.commit_s == pytest.approx(step.at_s, abs=0.05) for w in step.committed)
+    assert sum(s.compute_s for s in episode.steps) > 0.5  # what the session's pace reads on replay
+    result = next(s for s in episode.steps if s.committed).result()  # as the recognizer gave it to the session
+    assert result.committed[0].text == next(s for s in episode.steps if s.committed).committed[0].text
+    assert result.at_s is not None and result.compute_s > 0
 
 
 def test_episodes_round_trip_through_a_file_and_a_bad_line_is_named(

@@ -31,7 +31,11 @@ from engine.pipeline.presets import CUSTOM, PRESETS, Preset, matching, preset
 KEY_PREFIX = "session/"
 COMMIT_POLICIES = ("la2", "hold2", "waitk", "offline")
 # the voice's policy picker: (label, ShadowConfig.tts_policy)
-VOICE_POLICIES = (("Lookahead rules", "lookahead"), ("Learned (READ/SPEAK)", "learned"), ("Whole sentences", "full"))
+VOICE_POLICIES = (
+    ("Lookahead rules", "lookahead"),
+    ("Learned (lookahead-1 or now)", "learned"),
+    ("Whole sentences", "full"),
+)
 SOURCE_MIC = "Microphone"
 SOURCE_SYSTEM = "This computer's sound"
 SOURCE_FILE = "Recording (file)"
@@ -114,8 +118,9 @@ class SettingsPanel(QWidget):
             self.policy.addItem(label, name)
         self.policy.setToolTip(
             "When the voice speaks. Lookahead rules: each chunk waits for k chunks after it, with the hurry and comma "
-            "rules below. Learned: a READ/SPEAK policy trained on recordings decides at every recognizer step "
-            "(docs/learned_policy.md). Whole sentences: waits for each sentence's end (the most natural voice)."
+            "rules below. Learned: lookahead-1, with a policy trained on recordings choosing where waiting words are "
+            "spoken at once instead (docs/learned_policy.md). Whole sentences: waits for each sentence's end (the "
+            "most natural voice)."
         )
         self.k = QSpinBox()
         self.k.setRange(0, 4)

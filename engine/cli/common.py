@@ -59,8 +59,8 @@ def add_echo_hint(parser: argparse.ArgumentParser) -> None:
                              "the microphone (0: the canceller finds it)")  # fmt: skip
 
 
-POLICY_HELP = ("when the voice speaks: lookahead (Ma et al.'s, with --k; the default), learned (the trained READ/SPEAK "
-               "policy), wait-K-steps, full (whole sentences) or naive")  # fmt: skip
+POLICY_HELP = ("when the voice speaks: lookahead (Ma et al.'s, with --k; the default), learned (lookahead-1 with "
+               "trained moves), wait-K-steps, full (whole sentences) or naive")  # fmt: skip
 
 
 def voice_policy(text: str) -> str:

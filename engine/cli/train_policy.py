@@ -1,4 +1,4 @@
-"""``liveshadow train-policy``: the learned READ/SPEAK policy trained (torch, the developer install)."""
+"""``liveshadow train-policy``: the learned policy trained (torch, the developer install)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     trainer = sub.add_parser(
         "train-policy",
         parents=[common],
-        help="train the learned READ/SPEAK voice policy (needs torch: the developer install)",
+        help="train the learned voice policy (needs torch: the developer install)",
     )
     _add_train_arguments(trainer)
     trainer.set_defaults(func=_run_train_policy)
@@ -32,12 +32,15 @@ def _run_train_policy(args: argparse.Namespace) -> int:
     try:
         import torch  # noqa: F401 - only to say clearly when it is missing
 
-        from engine.learned.train import settings_from, train
+        from engine.learned.train import ablate, settings_from, train
     except ImportError as exc:
         return fail(f"train-policy needs torch, which only the developer install has (scripts/setup): {exc}")
     logging.getLogger("faster_whisper").setLevel(logging.WARNING)
     try:
-        path = train(settings_from(args), progress=lambda line: print(line, flush=True))
+        settings = settings_from(args)
+        path = train(settings, progress=lambda line: print(line, flush=True))
+        if args.ablate:
+            ablate(settings, progress=lambda line: print(line, flush=True))
     except (OSError, ValueError) as exc:
         return fail(str(exc))
     print(f"trained policy: {path} (copy it to assets/{path.name} to ship it)")

@@ -1,10 +1,11 @@
 """A voice whose two stages remember what they computed, and what it cost: training replays the same words many times.
 
-Training the READ/SPEAK policy replays each episode hundreds of times into the real synthesizer. Most of the Stage I
+Training the learned policy replays each episode hundreds of times into the real synthesizer. Most of the Stage I
 windows and Stage II slices repeat (the same sentence cut at the same chunk boundaries with the same noise), so the
 outputs are kept, keyed by exactly what the stage reads, with the compute they took the first time. The synthesizer
-is given ``CachedVoice.timer``, a clock that advances by each call's cost (measured on a miss, remembered on a hit),
-so pieces are charged the compute a live run would spend on them while replays cost almost nothing.
+is given ``CachedVoice.timer``, a clock that advances by each call's cost (measured on a miss, or modelled with
+``modelled``; remembered on a hit), so pieces are charged the compute a live run would spend on them while replays
+cost almost nothing.
 
 The cache is bounded (least recently used entries go first); it lives in one process and is never written out.
 """
@@ -18,6 +19,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from engine.tts import voice_cost
 from engine.tts.voice import TwoStageVoice
 from engine.tts.voice_split import flow_window
 
@@ -86,8 +88,11 @@ class VoiceWrapper:
 class CachedVoice(VoiceWrapper):
     """``TwoStageVoice``'s interface over a voice, with both stages memoized and their cost charged to ``timer``."""
 
-    def __init__(self, voice: TwoStageVoice, budget_bytes: int = DEFAULT_BUDGET_BYTES) -> None:
+    def __init__(self, voice: TwoStageVoice, budget_bytes: int = DEFAULT_BUDGET_BYTES, modelled: bool = False) -> None:
+        """``modelled``: charge each call its modelled compute (``engine.tts.voice_cost``) instead of the time it took,
+        so a replay does not depend on how busy the machine is (training compares policies on exact returns)."""
         super().__init__(voice)
+        self.modelled = modelled
         self.voice: TwoStageVoice = voice
         self._stage1 = _Lru(budget_bytes // 2)
         self._stage2 = _Lru(budget_bytes // 2)
@@ -107,7 +112,10 @@ class CachedVoice(VoiceWrapper):
         read = f"|{phoneme_offset}|{frame_offset}|{self.voice.rate}".encode()
         key = hashlib.blake2b(ids.tobytes() + read, digest_size=16).digest()
         return self._cached(  # type: ignore[return-value]
-            self._stage1, key, lambda: self.voice.stage1_prior(ids, phoneme_offset, frame_offset)
+            self._stage1,
+            key,
+            lambda: self.voice.stage1_prior(ids, phoneme_offset, frame_offset),
+            voice_cost.stage1_s(len(ids)),
         )
 
     def latent_frames(self, prior: np.ndarray, start: int, stop: int) -> np.ndarray:
@@ -117,14 +125,15 @@ class CachedVoice(VoiceWrapper):
         read = f"|{start - first}|{min(stop, total) - first}".encode()
         key = hashlib.blake2b(region.tobytes() + read, digest_size=16).digest()
         compute = lambda: self.voice.latent_frames(prior, start, stop)  # noqa: E731
-        return self._cached(self._stage1, key, compute)  # type: ignore[return-value]
+        return self._cached(self._stage1, key, compute, voice_cost.flow_s(total, start, stop))  # type: ignore[return-value]
 
     def stage2(self, latent: np.ndarray) -> np.ndarray:
         latent = np.ascontiguousarray(latent, dtype=np.float32)
         key = hashlib.blake2b(latent.tobytes() + str(latent.shape).encode(), digest_size=16).digest()
-        return self._cached(self._stage2, key, lambda: self.voice.stage2(latent))  # type: ignore[return-value]
+        cost = voice_cost.stage2_s(latent.shape[-1])
+        return self._cached(self._stage2, key, lambda: self.voice.stage2(latent), cost)  # type: ignore[return-value]
 
-    def _cached(self, lru: _Lru, key: bytes, compute: Callable[[], object]) -> object:
+    def _cached(self, lru: _Lru, key: bytes, compute: Callable[[], object], modelled_s: float) -> object:
         """The value kept under ``key``, else computed now (read-only: every replay shares it); its cost charged."""
         found = lru.get(key)
         if found is not None:
@@ -133,7 +142,7 @@ class CachedVoice(VoiceWrapper):
         else:
             t0 = time.perf_counter()
             value = compute()
-            cost = time.perf_counter() - t0
+            cost = modelled_s if self.modelled else time.perf_counter() - t0
             arrays = value if isinstance(value, tuple) else (value,)
             for array in arrays:
                 array.setflags(write=False)  # type: ignore[union-attr]

@@ -1,114 +1,30 @@
-"""The READ/SPEAK environment: an episode's word arrivals replayed into the real incremental synthesizer.
+"""The learned policy's environment: a recorded episode replayed through the session's own code.
 
-At every recognizer step of the episode the driver (``driver.ReadSpeakDriver``, the loop the session's worker runs
-too) feeds the step's words and asks the agent READ or SPEAK. Pieces are made on a simulated clock charged with their
-real compute (remembered by ``cache.CachedVoice`` when the same window comes again) and played back to back through
-``PlaybackTimeline``, so gaps are classified by METRICS.md's rule as in a session. Each step is charged what follows
-from it (``StepCosts``): the lag of the words its pieces speak, the underruns before them, a READ too many in a row,
-and how far its words sound from the same words spoken a whole sentence at a time.
+``ShadowSession.run_steps`` feeds the episode's recognizer steps to the voice as ``run_file`` would, so the rule the
+policy starts from is lookahead-1 exactly as a session runs it (its hurry, speculation, pause at commas, restart
+hold, the machine's pace, the catch-up rate). The voice is a ``CachedVoice``: its calls are remembered and charged
+their modelled compute, so a replay costs little after the first and gives the same outcome every time for the same
+moves. Each decision is charged what follows from it (``Outcome.costs``): the lag and distance of the words spoken
+by the pieces made from it until the next decision, and the underruns before them.
 """
 
 from __future__ import annotations
 
 import statistics
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from types import SimpleNamespace
 
 import numpy as np
 
-from engine.learned.episodes import ArrivedWord, Episode
+from engine.learned.episodes import Episode
 from engine.metrics.shadowing import ear_voice_lag_s
+from engine.pipeline.config import ShadowConfig
+from engine.pipeline.records import SessionListener, WordRecord
+from engine.pipeline.session import ShadowSession
 from engine.tts.chunker import ChunkSizes
-from engine.tts.keys import SentenceKeys, fed_tokens
-from engine.tts.learned.driver import (
-    ACTIONS,
-    N_FEATURES,
-    READ,
-    SPEAK,
-    Agent,
-    AgentPolicy,
-    FixedAgent,
-    Observation,
-    ReadSpeakDriver,
-)
-from engine.tts.pieces import AudioPiece
-from engine.tts.quality import whole_sentence_voice, word_distances_by_key
-from engine.tts.synthesizer import IncrementalSynthesizer
-from engine.tts.timeline import PlaybackTimeline
-from engine.tts.voice import TwoStageVoice
-
-__all__ = ["ACTIONS", "N_FEATURES", "READ", "SPEAK", "Observation", "ReadSpeakEnvironment", "always"]
-
-
-@dataclass
-class SpokenWord:
-    text: str
-    source_end_s: float
-    commit_s: float
-    play_end_s: float
-    step: int  # the decision whose pieces spoke it
-    key: tuple[int, int] = (0, 0)  # (sentence, index) in the synthesizer
-
-    @property
-    def lag_s(self) -> float:
-        return ear_voice_lag_s(self.play_end_s, self.source_end_s)
-
-
-@dataclass
-class EpisodeOutcome:
-    episode_id: str
-    words: list[SpokenWord] = field(default_factory=list)  # in the order they were spoken
-    actions: list[int] = field(default_factory=list)
-    observations: list[np.ndarray] = field(default_factory=list)  # the feature vector of each decision
-    step_underruns: list[int] = field(default_factory=list)  # underruns before the pieces each decision made
-    underruns: int = 0
-    gap_s: float = 0.0
-    starved_s: float = 0.0
-    compute_s: float = 0.0
-    word_distances_db: list[float] = field(default_factory=list)  # against the whole-sentence voice, per word
-    distance_steps: list[int] = field(default_factory=list)  # the decision each distance belongs to
-
-    @property
-    def lag_median_s(self) -> float | None:
-        return statistics.median(w.lag_s for w in self.words) if self.words else None
-
-    @property
-    def lag_mean_s(self) -> float:
-        return statistics.fmean(w.lag_s for w in self.words) if self.words else 0.0
-
-    @property
-    def distance_db(self) -> float:
-        return statistics.fmean(self.word_distances_db) if self.word_distances_db else 0.0
-
-    def excess_reads(self, target: int) -> int:
-        """READs beyond ``target`` in a row, summed over the episode (the paper's penalty on reading too long)."""
-        return int(sum(self._excess(target)))
-
-    def _excess(self, target: int) -> list[bool]:
-        flags, run = [], 0
-        for action in self.actions:
-            run = run + 1 if action == READ else 0
-            flags.append(run > target)
-        return flags
-
-    def step_costs(self, weights: RewardWeights | None = None) -> np.ndarray:
-        """What each decision is charged; their sum is minus ``episode_return``. A word's lag and distance go to the
-        decision that spoke it, an underrun to the one whose piece came after the gap (the reward-to-go of every
-        earlier decision carries it)."""
-        w = weights or RewardWeights()
-        costs = np.zeros(len(self.actions), np.float64)
-        if not len(costs):
-            return costs
-        if self.words:
-            for word in self.words:
-                costs[word.step] += w.lag * word.lag_s / len(self.words)
-        costs += w.underrun * np.asarray(self.step_underruns, np.float64)
-        costs += w.excess_read * np.asarray(self._excess(w.reads_target), np.float64)
-        if self.word_distances_db:
-            for step, distance in zip(self.distance_steps, self.word_distances_db, strict=True):
-                costs[step] += w.quality * distance / len(self.word_distances_db)
-        return costs
+from engine.tts.learned.moves import NOW, WAIT, MoveAgent
+from engine.tts.quality import session_word_distances_by_key
 
 
 @dataclass(frozen=True)
@@ -116,134 +32,115 @@ class RewardWeights:
     """What an episode's return charges (all costs, so the return is at most 0)."""
 
     lag: float = 1.0  # per second of mean ear-voice lag
-    underrun: float = 1.0  # per underrun (the target is none: one costs as much as a second of mean lag)
-    reads_target: int = 6  # READs in a row allowed without cost (about 2 s of 0.3 s steps)
-    excess_read: float = 0.05  # per READ beyond that
-    quality: float = 0.3  # per dB of mean word distance from the whole-sentence voice
+    underrun: float = 1.0  # per underrun (one costs as much as a second of mean lag)
+    # per dB of mean word distance from the whole-sentence voice. Between what NOW trades (0.23 s of mean lag per dB,
+    # every move NOW) and what WAIT trades (0.34 s per dB): neither pays everywhere, each may where it trades better.
+    # The targets' own rate (0.2 s for 0.3 dB, 0.67) made WAIT pay everywhere (docs/learned_policy.md)
+    quality: float = 0.3
 
 
-def episode_return(outcome: EpisodeOutcome, weights: RewardWeights | None = None) -> float:
-    w = weights or RewardWeights()
-    return -(w.lag * outcome.lag_mean_s + w.underrun * outcome.underruns
-             + w.excess_read * outcome.excess_reads(w.reads_target) + w.quality * outcome.distance_db)  # fmt: skip
+@dataclass
+class Outcome:
+    episode_id: str
+    observations: list[np.ndarray] = field(default_factory=list)  # per decision
+    moves: list[int] = field(default_factory=list)
+    lags_s: list[float] = field(default_factory=list)  # per spoken word
+    word_decisions: list[int] = field(default_factory=list)  # the decision each spoken word's piece came from
+    underrun_decisions: list[int] = field(default_factory=list)  # one entry per underrun
+    distances_db: list[float] = field(default_factory=list)
+    distance_decisions: list[int] = field(default_factory=list)
+    underruns: int = 0
+    words_committed: int = 0
+
+    @property
+    def lag_mean_s(self) -> float:
+        return statistics.fmean(self.lags_s) if self.lags_s else 0.0
+
+    @property
+    def distance_db(self) -> float:
+        return statistics.fmean(self.distances_db) if self.distances_db else 0.0
+
+    def episode_return(self, weights: RewardWeights | None = None) -> float:
+        w = weights or RewardWeights()
+        return -(w.lag * self.lag_mean_s + w.underrun * self.underruns + w.quality * self.distance_db)
+
+    def costs(self, weights: RewardWeights | None = None) -> np.ndarray:
+        """What each decision is charged; they add up to minus ``episode_return`` (what comes before the first
+        decision is charged to it)."""
+        w = weights or RewardWeights()
+        costs = np.zeros(max(len(self.moves), 1), np.float64)
+        last = len(costs) - 1
+        for lag, d in zip(self.lags_s, self.word_decisions, strict=True):
+            costs[min(max(d, 0), last)] += w.lag * lag / len(self.lags_s)
+        for d in self.underrun_decisions:
+            costs[min(max(d, 0), last)] += w.underrun
+        for distance, d in zip(self.distances_db, self.distance_decisions, strict=True):
+            costs[min(max(d, 0), last)] += w.quality * distance / len(self.distances_db)
+        return costs[: len(self.moves)] if self.moves else np.zeros(0)
+
+    def summary(self, weights: RewardWeights | None = None) -> dict:
+        median = statistics.median(self.lags_s) if self.lags_s else 0.0
+        return {"return": self.episode_return(weights), "lag_mean_s": self.lag_mean_s, "lag_median_s": median,
+                "underruns": self.underruns, "distance_db": self.distance_db,
+                "now_share": float(np.mean(np.asarray(self.moves) == NOW)) if self.moves else 0.0,
+                "wait_share": float(np.mean(np.asarray(self.moves) == WAIT)) if self.moves else 0.0,
+                "decisions": len(self.moves)}  # fmt: skip
 
 
-def keyed_tokens(words: Sequence[ArrivedWord], keys: SentenceKeys) -> list[tuple[str, tuple[int, int], ArrivedWord]]:
-    """The tokens the voice is fed for committed words, as the session feeds them (``SentenceKeys`` gives their
-    (sentence, index); a speaker's pause is a comma, ``fed_tokens``), each with its key and its word."""
-    tokens = []
-    for word in words:
-        if word.text.strip():
-            keyed = keys.tokens(word.text)
-            fed = fed_tokens(keyed, word.pause_after)
-            tokens.extend((token, key, word) for token, (_, key) in zip(fed, keyed, strict=True))
-    return tokens
+class _Attribution(SessionListener):
+    """Notes, as the words are spoken, which decision made their piece and the underruns before it."""
+
+    def __init__(self, session: ShadowSession, outcome: Outcome) -> None:
+        self.session, self.outcome = session, outcome
+        self.underruns = 0
+        self.keys: dict[tuple[int, int], int] = {}
+
+    def on_spoken(self, records: list[WordRecord]) -> None:
+        advisor = self.session.advisor
+        decision = advisor.count - 1 if advisor is not None else 0
+        for record in records:
+            if record.speak_end_s is not None:
+                self.outcome.lags_s.append(ear_voice_lag_s(record.speak_end_s, record.source_end_s))
+                self.outcome.word_decisions.append(decision)
+                self.keys[record.key] = decision
+        underruns = self.session.figures.underruns()
+        self.outcome.underrun_decisions.extend([decision] * (underruns - self.underruns))
+        self.underruns = underruns
 
 
-class _Decider:
-    """A plain function as an ``Agent``."""
-
-    name = "function"
-
-    def __init__(self, decide: Callable[[Observation], int]) -> None:
-        self.decide = decide
-
-    def reset(self) -> None:
-        pass
+def replay_config(episode: Episode) -> ShadowConfig:
+    """The session settings an episode is replayed with: the defaults, at the CPU slowdown it was recorded at."""
+    return replace(ShadowConfig(), cpu_slowdown=float(episode.config.get("cpu_slowdown") or 1.0))
 
 
-class ReadSpeakEnvironment:
-    """Runs episodes with an agent; one synthesizer voice for all of them.
-
-    ``voice_slowdown`` charges the voice's compute that many times (a slower CPU: ``--cpu-slowdown``). With a
-    ``CachedVoice`` replays cost little; pass its ``timer`` as ``timer`` so pieces are charged what they cost.
-    """
-
-    def __init__(
-        self, voice: TwoStageVoice, k: int = 1, sizes: ChunkSizes | None = None, quality: bool = True,
-        voice_slowdown: float = 1.0, timer: Callable[[], float] | None = None,
-    ) -> None:  # fmt: skip
-        self.voice = voice
-        self.k = k
-        self.sizes = sizes or ChunkSizes(first=12, later=12)
-        self.quality = quality  # score each word against the whole-sentence voice (``word_distance_db``)
-        self.voice_slowdown = voice_slowdown
-        self.timer = timer or time.perf_counter
-        self._references: dict[str, tuple[np.ndarray, list[AudioPiece]]] = {}
-        self.max_references = 64  # episodes whose whole-sentence voice is kept (bounded)
-
-    def reference(self, episode: Episode) -> tuple[np.ndarray, list[AudioPiece]]:
-        """The episode's words spoken a whole sentence at a time, with the same noise (made once per episode)."""
-        if episode.id not in self._references:
-            tokens = [token for token, _, _ in keyed_tokens(episode.words, SentenceKeys())]
-            if len(self._references) >= self.max_references:
-                self._references.pop(next(iter(self._references)))
-            self._references[episode.id] = whole_sentence_voice(self.voice, tokens, self.sizes, self.timer)
-        return self._references[episode.id]
-
-    def run(self, episode: Episode, agent: Agent | Callable[[Observation], int]) -> EpisodeOutcome:
-        if not hasattr(agent, "decide"):
-            agent = _Decider(agent)  # type: ignore[arg-type]
-        synthesizer = IncrementalSynthesizer(self.voice, AgentPolicy(k=self.k), self.sizes, timer=self.timer)
-        driver = ReadSpeakDriver(synthesizer, agent)  # type: ignore[arg-type]
-        driver.reset()
-        outcome = EpisodeOutcome(episode.id)
-        playback = PlaybackTimeline(keep=False)
-        arrivals: dict[tuple[int, int], ArrivedWord] = {}  # (sentence, index) -> the word as it arrived
-        keys = SentenceKeys()
-        voice_free_s = 0.0
-        made: list[tuple[AudioPiece, int]] = []
-
-        def play(pieces: list[AudioPiece], at_s: float, step: int) -> None:
-            nonlocal voice_free_s
-            before = playback.timeline.gaps.underruns
-            for piece in pieces:
-                made.append((piece, step))
-                gen_s = piece.gen_s * self.voice_slowdown
-                outcome.compute_s += gen_s
-                ready = max(at_s, voice_free_s) + gen_s
-                voice_free_s = ready
-                needed = arrivals.get((piece.sentence, piece.needs_word))
-                inputs_at = needed.commit_s if needed is not None else at_s
-                start, _ = playback.add(ready, piece.audio_s, inputs_at)
-                for word in piece.words:
-                    arrived = arrivals.get((word.sentence, word.index))
-                    if arrived is not None:
-                        end = start + word.end_sample / piece.sample_rate
-                        outcome.words.append(SpokenWord(word.text, arrived.end_s, arrived.commit_s, end, step,
-                                                        (word.sentence, word.index)))  # fmt: skip
-            outcome.step_underruns[step] += playback.timeline.gaps.underruns - before
-
-        for number, step in enumerate(episode.steps):
-            tokens = keyed_tokens(step.committed, keys)
-            arrivals.update((key, word) for _, key, word in tokens)
-            # what is in hand when the step's words arrive: the voice already made, on the step's clock
-            in_hand = max((playback.end_s or 0.0) - max(step.at_s, voice_free_s), 0.0)
-            decision = driver.step([token for token, _, _ in tokens], step.at_s, in_hand, hint=list(step.tentative))
-            outcome.actions.append(decision.action)
-            outcome.observations.append(decision.observation.vector())
-            outcome.step_underruns.append(0)
-            play(decision.pieces, step.at_s, number)
-        if not episode.steps:
-            return outcome
-        play(synthesizer.flush(), episode.steps[-1].at_s, len(episode.steps) - 1)
-        gaps = playback.timeline.gaps
-        outcome.underruns, outcome.gap_s, outcome.starved_s = gaps.underruns, gaps.gap_s, gaps.starved_s
-        if self.quality and made:
-            self._score(episode, made, outcome)
-        return outcome
-
-    def _score(self, episode: Episode, made: list[tuple[AudioPiece, int]], outcome: EpisodeOutcome) -> None:
-        reference, reference_pieces = self.reference(episode)
-        pieces = [piece for piece, _ in made]
-        audio = np.concatenate([p.samples for p in pieces])
-        steps = {(w.sentence, w.index): step for piece, step in made for w in piece.words}
-        distances = word_distances_by_key(audio, pieces, reference, reference_pieces, self.voice.sample_rate)
+def replay(episode: Episode, agent: MoveAgent | None, voice, quality: bool = True) -> Outcome:  # noqa: ANN001
+    """One episode spoken by a session whose learned moves ``agent`` chooses (None: the plain lookahead rule, no
+    decisions asked). ``voice`` is a ``CachedVoice`` (its ``timer`` charges the compute)."""
+    config = replay_config(episode)
+    session = ShadowSession(config, SimpleNamespace(voice=voice, backend=None))  # type: ignore[arg-type]
+    session.move_agent = agent
+    outcome = Outcome(episode.id)
+    attribution = _Attribution(session, outcome)
+    session.listener = attribution
+    if quality:
+        session.pieces = []
+    session.run_steps([step.result() for step in episode.steps], episode.audio_s, tts_timer=voice.timer)
+    if session.error:
+        raise RuntimeError(f"replaying {episode.id} failed: {session.error}")
+    decisions = session.advisor.decisions if session.advisor is not None else []
+    outcome.observations = [d.observation.vector() for d in decisions]
+    outcome.moves = [d.move for d in decisions]
+    outcome.underruns = session.figures.underruns()
+    if quality and session.pieces:
+        sizes = ChunkSizes(config.first_chunk, config.chunk, config.phrase_chunk)
+        distances = session_word_distances_by_key(voice, session.pieces, sizes, config.voice_rate)
         for key, distance in distances.items():
-            outcome.word_distances_db.append(distance)
-            outcome.distance_steps.append(steps[key])
+            outcome.distances_db.append(distance)
+            outcome.distance_decisions.append(attribution.keys.get(key, 0))
+    return outcome
 
 
-def always(action: int) -> FixedAgent:
-    """An agent that always answers ``action`` (the environment's two extremes)."""
-    return FixedAgent(action)
+def mean_summary(outcomes: Sequence[Outcome], weights: RewardWeights | None = None) -> dict:
+    """The mean of each figure over ``outcomes``."""
+    rows = [o.summary(weights) for o in outcomes]
+    return {k: statistics.fmean(r[k] for r in rows) for k in rows[0]} if rows else {}

@@ -1,10 +1,12 @@
 """Episodes: what the streaming recognizer gave the voice, step by step, on real speech.
 
-The READ/SPEAK policy decides at each recognizer step whether to speak the words pending or to wait. Training it on
-the real engine needs the real arrivals: when each word was committed, what the tentative words were at every
-step, and where the speaker paused. Running the recognizer is the expensive part (a minute of speech costs about
-half a minute of compute on one core), so an episode is recorded once per recording and configuration, on the
-compute-aware simulated clock (the times are those a live run on this machine would see), and kept as JSON lines.
+The learned policy decides at recognizer steps whether to leave waiting words to the lookahead rule or to speak them
+now. Training it on the real engine needs the real arrivals: when each word was committed, what the tentative words
+were at every step, where the speaker paused, and what each step cost (the session's pace reads it). A session
+replays them (``ShadowSession.run_steps``) as it would have spoken them. Running the recognizer is the expensive
+part (a minute of speech costs about half a minute of compute on one core), so an episode is recorded once per
+recording and configuration, on the compute-aware simulated clock (the times are those a live run on this machine
+would see), and kept as JSON lines.
 """
 
 from __future__ import annotations
@@ -18,14 +20,15 @@ from pathlib import Path
 import numpy as np
 
 from engine.asr.run import run_stream
-from engine.asr.streaming import StepResult
+from engine.asr.streaming import CommittedWord, StepResult
+from engine.asr.words import Word
 from engine.clock import SimulatedClock
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.models import Models
 
 log = logging.getLogger(__name__)
 
-EPISODE_VERSION = 1
+EPISODE_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,8 @@ class ArrivedWord:
     end_s: float
     commit_s: float
     pause_after: bool = False  # the speaker paused after it (the voice treats that as a comma)
+    heard_s: float = 0.0  # source audio heard when it was committed
+    forced: bool = False  # committed by the hold bound
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,15 @@ class Step:
     committed: tuple[ArrivedWord, ...] = ()
     tentative: tuple[str, ...] = ()
     recognized: bool = False
+    compute_s: float = 0.0  # the step's compute on the simulated clock
+    paused: bool = False  # the speaker had paused with nothing tentative (``StepResult.paused``)
+
+    def result(self) -> StepResult:
+        """The step as the recognizer gave it to the session."""
+        committed = [CommittedWord(w.text, w.start_s, w.end_s, w.commit_s, w.pause_after, w.heard_s, w.forced)
+                     for w in self.committed]  # fmt: skip
+        tentative = [Word(text, 0.0, 0.0) for text in self.tentative]
+        return StepResult(committed, tentative, self.recognized, self.at_s, self.compute_s, paused=self.paused)
 
 
 @dataclass
@@ -71,16 +85,25 @@ class Episode:
         if data.get("version") != EPISODE_VERSION:
             raise ValueError(f"episode format {data.get('version')!r}, this code reads {EPISODE_VERSION}")
         steps = [
-            Step(s["at_s"], tuple(ArrivedWord(**w) for w in s["committed"]), tuple(s["tentative"]), s["recognized"])
+            Step(
+                s["at_s"],
+                tuple(ArrivedWord(**w) for w in s["committed"]),
+                tuple(s["tentative"]),
+                s["recognized"],
+                s["compute_s"],
+                s["paused"],
+            )
             for s in data["steps"]
         ]
         return cls(data["id"], data["audio_s"], steps, data.get("reference"), data.get("config") or {})
 
 
 def _step(result: StepResult) -> Step:
-    words = tuple(ArrivedWord(w.text, w.start_s, w.end_s, w.commit_s, w.pause_after) for w in result.committed)
+    words = tuple(ArrivedWord(w.text, w.start_s, w.end_s, w.commit_s, w.pause_after, w.heard_s, w.forced)
+                  for w in result.committed)  # fmt: skip
     at = result.at_s if result.at_s is not None else 0.0
-    return Step(at, words, tuple(w.text for w in result.tentative), result.recognized)
+    return Step(at, words, tuple(w.text for w in result.tentative), result.recognized, result.compute_s,
+                result.paused)  # fmt: skip
 
 
 def record_episode(
@@ -92,7 +115,7 @@ def record_episode(
     clock = SimulatedClock(compute_scale=config.cpu_slowdown)
     steps: list[Step] = []
     run = run_stream(audio, models.recognizer(config), clock, config.step_s, on_step=lambda r: steps.append(_step(r)),
-                     keep_words=False)  # fmt: skip
+                     keep_words=False, phase_s=config.step_phase_s)  # fmt: skip
     settings = {"backend": config.backend, "model": config.model, "commit": config.commit, "step_s": config.step_s,
                 "cpu_slowdown": config.cpu_slowdown, "translate_from": config.translate_from}  # fmt: skip
     return Episode(episode_id, run.audio_s, steps, reference, settings)

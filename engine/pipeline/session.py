@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -42,8 +42,9 @@ from engine.pipeline.records import MeterSnapshot, SessionListener, State, WordR
 from engine.pipeline.summary import SessionFigures
 from engine.tts.chunker import ChunkSizes
 from engine.tts.keys import SentenceKeys, fed_tokens
-from engine.tts.learned.agent import voice_policy
+from engine.tts.learned.agent import is_move_agent, voice_policy
 from engine.tts.learned.driver import ReadSpeakDriver
+from engine.tts.learned.moves import MoveAdvisor, MoveAgent
 from engine.tts.pieces import AudioPiece
 from engine.tts.policies import LookaheadPolicy
 from engine.tts.synthesizer import IncrementalSynthesizer
@@ -149,6 +150,10 @@ class ShadowSession:
         self.pace = MachinePace(config.step_s, config.hurry_below_s, adapt=config.adapt)
         self._asr: StreamingRecognizer | None = None
         self._synthesizer: IncrementalSynthesizer | None = None
+        # the learned policy's moves: an agent set here replaces the configured policy's (training's sampling agent)
+        self.move_agent: MoveAgent | None = None
+        self.advisor: MoveAdvisor | None = None
+        self._voice_timer: Callable[[], float] = time.perf_counter  # what the voice's compute is measured with
         # interpreting: committed words that are not English are not spoken (``english_guard``)
         self._guard = EnglishGuard() if config.translate_from is not None else None
 
@@ -177,6 +182,35 @@ class ShadowSession:
                               should_stop=self._stop.is_set, on_audio=self._heard_file,
                               keep_words=False, phase_s=self.config.step_phase_s,
                               process_audio=self._guard_file if self.echo is not None else None)  # fmt: skip
+
+        self._run_asr(source, asr_clock)
+        self._end()
+        return self.figures
+
+    def run_steps(
+        self, steps: Sequence[StepResult], audio_s: float, tts_timer: Callable[[], float] | None = None
+    ) -> SessionFigures:
+        """Replay a recognizer run recorded before (its steps as they ended, on the simulated clock) into the voice,
+        as ``run_file`` would have spoken it: the learned policy's training runs the session's own code without the
+        recognizer's cost. Before each step the voice handles what came before it, as it does live. ``tts_timer``
+        measures the voice's compute (a voice that charges modelled costs gives the same replay every time)."""
+        self._voice_timer = tts_timer or time.perf_counter  # the pieces' compute too (the machine's pace reads it)
+        asr_clock = SimulatedClock()
+        tts_clock = SimulatedClock(compute_scale=self.config.voice_cpu_slowdown, timer=self._voice_timer)
+        self._clock = asr_clock
+        self._source_origin_s = 0.0
+        self._begin(tts_clock, play=False, output_device=None)
+
+        def source(on_step: Callable[[StepResult], None]) -> StreamRun:
+            run = StreamRun(audio_s=audio_s, keep_words=False)
+            for step in steps:
+                if self._stop.is_set():
+                    break
+                self.sync_voice()
+                if step.at_s is not None:
+                    asr_clock.sleep_until(step.at_s)
+                on_step(step)
+            return run
 
         self._run_asr(source, asr_clock)
         self._end()
@@ -270,7 +304,10 @@ class ShadowSession:
         voice = self.models.voice
         voice.rate = self.config.voice_rate
         noted = len(self.warnings)
-        self._base_policy, agent = voice_policy(self.config.tts_policy, self.config.k, self.warnings)
+        if self.move_agent is not None:
+            self._base_policy, agent = LookaheadPolicy(k=1), self.move_agent
+        else:
+            self._base_policy, agent = voice_policy(self.config.tts_policy, self.config.k, self.warnings)
         for message in self.warnings[noted:]:  # learned weights that could not load: the window says so
             self.listener.on_warning(message)
         self._synthesizer = synthesizer = IncrementalSynthesizer(
@@ -278,8 +315,13 @@ class ShadowSession:
             self._base_policy,
             ChunkSizes(self.config.first_chunk, self.config.chunk, self.config.phrase_chunk),
             self.config.delta,
+            timer=self._voice_timer,
         )
-        driver = ReadSpeakDriver(synthesizer, agent) if agent is not None else None  # a fresh agent each session
+        moves = is_move_agent(agent)
+        driver = ReadSpeakDriver(synthesizer, agent) if agent is not None and not moves else None  # a fresh agent
+        self.advisor = MoveAdvisor(agent, keep=self.move_agent is not None) if moves else None
+        if self.advisor is not None:
+            self.advisor.reset()
         if echo:
             self._begin_echo(live=play)
         if play:
@@ -308,9 +350,11 @@ class ShadowSession:
             audio_in_hand=self._audio_in_hand,
             hurry_below_s=self.config.hurry_below_s,
             driver=driver,
+            advisor=self.advisor,
         )
+        used = agent.name if moves else self._base_policy.name
         self.figures.config = {**asdict(self.config), "voice_sample_rate": voice.sample_rate,
-                               "tts_policy_used": self._base_policy.name}  # fmt: skip
+                               "tts_policy_used": used}  # fmt: skip
         self._set_state(State.RUNNING)
 
     def _begin_echo(self, live: bool) -> None:
@@ -523,6 +567,9 @@ class ShadowSession:
         if self._worker is not None:
             self._worker.hurry_below_s = pace.hurry_below_s()
             self._worker.restart_min_s = pace.restart_min_s()
+            if self.advisor is not None:
+                cost = pace.status().step_cost_s or 0.0
+                self._worker.next_step_s = max(self.config.step_s, cost) + cost
         if pace.level == level:
             return
         if self._asr is not None:

@@ -2,7 +2,7 @@
 
 A policy sees the sentence's chunks so far and says (1) whether chunk ``i`` can be synthesized now and (2) which
 units Stage I reads for it. ``lookahead`` is Ma et al.'s prefix-to-prefix policy; ``full`` and ``naive`` are the
-two baselines. A learned READ/SPEAK policy implements the same interface.
+two baselines. The READ/SPEAK driver's ``AgentPolicy`` implements the same interface.
 """
 
 from __future__ import annotations

@@ -134,8 +134,18 @@ def whole_sentence_voice(
 def session_word_distances(voice, pieces: Sequence[AudioPiece], sizes, rate: float = 1.0) -> list[float]:  # noqa: ANN001
     """``word_distance_db`` of every word a session spoke: its pieces against the same words (the tokens the voice
     was fed) synthesized a whole sentence at a time with the same noise, at the session's own speaking rate."""
+    return list(session_word_distances_by_key(voice, pieces, sizes, rate).values())
+
+
+def session_word_distances_by_key(
+    voice,  # noqa: ANN001 - a TwoStageVoice or a wrapper of one
+    pieces: Sequence[AudioPiece],
+    sizes,  # noqa: ANN001 - ChunkSizes
+    rate: float = 1.0,
+) -> dict[tuple[int, int], float]:
+    """``session_word_distances`` per word key (sentence, index), in key order."""
     if not pieces:
-        return []
+        return {}
     words = sorted({(w.sentence, w.index): w.text for p in pieces for w in p.words}.items())
     saved = voice.rate
     voice.rate = rate
@@ -144,4 +154,4 @@ def session_word_distances(voice, pieces: Sequence[AudioPiece], sizes, rate: flo
     finally:
         voice.rate = saved
     spoken = np.concatenate([p.samples for p in pieces])
-    return word_distances_db(spoken, pieces, reference, reference_pieces, voice.sample_rate)
+    return word_distances_by_key(spoken, pieces, reference, reference_pieces, voice.sample_rate)

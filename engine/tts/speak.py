@@ -15,8 +15,9 @@ from engine.metrics import names as m
 from engine.tts.chunker import ChunkSizes
 from engine.tts.frontend import ends_sentence, split_words
 from engine.tts.keys import SentenceKeys
-from engine.tts.learned.agent import voice_policy
+from engine.tts.learned.agent import is_move_agent, voice_policy
 from engine.tts.learned.driver import ReadSpeakDriver
+from engine.tts.learned.moves import MoveAdvisor
 from engine.tts.measure import gen_times
 from engine.tts.pieces import AudioPiece
 from engine.tts.quality import snr_db
@@ -67,7 +68,8 @@ def speak(batches: Iterable[Sequence[str]], options: SpeakOptions) -> SpeakResul
     warnings: list[str] = []
     policy, agent = voice_policy(options.policy, options.k, warnings)
     synthesizer = IncrementalSynthesizer(voice, policy, ChunkSizes(options.first_chunk, options.chunk), options.delta)
-    driver = ReadSpeakDriver(synthesizer, agent) if agent is not None else None
+    advisor = MoveAdvisor(agent) if is_move_agent(agent) else None
+    driver = ReadSpeakDriver(synthesizer, agent) if agent is not None and advisor is None else None
     plays_until = [0.0]  # on the monotonic clock: when the voice made so far has played (for a driven policy)
     player = None
     if options.play:
@@ -97,8 +99,9 @@ def speak(batches: Iterable[Sequence[str]], options: SpeakOptions) -> SpeakResul
             live_balance.append(player.buffered_s)
             player.enqueue(piece.samples, key=(piece.sentence, piece.chunk))
 
-    in_hand = (lambda now: max(plays_until[0] - now, 0.0)) if driver is not None else None
-    worker = SynthesisWorker(synthesizer, on_piece, errors.append, audio_in_hand=in_hand, driver=driver)
+    in_hand = (lambda now: max(plays_until[0] - now, 0.0)) if agent is not None else None
+    worker = SynthesisWorker(synthesizer, on_piece, errors.append, audio_in_hand=in_hand, driver=driver,
+                             advisor=advisor)  # fmt: skip
     arrivals: dict[tuple[int, int], float] = {}
     completed: dict[int, float] = {}
     keys = SentenceKeys()  # the (sentence, index) the synthesizer gives each word
@@ -156,7 +159,8 @@ def speak(batches: Iterable[Sequence[str]], options: SpeakOptions) -> SpeakResul
     report = {
         "command": "speak",
         "machine": machine_info(),
-        "config": {**asdict(options), "policy": policy.name, "sample_rate": voice.sample_rate},
+        "config": {**asdict(options), "policy": agent.name if advisor is not None else policy.name,
+                   "sample_rate": voice.sample_rate},
         "warnings": warnings,
         m.FIRST_AUDIO_S: (ready[0] - inputs_at[0]) if pieces else None,
         m.GEN_S: gen,

@@ -115,6 +115,9 @@ class IncrementalSynthesizer:
         # shorter than the chunk size, after a phrase's end too (pausing at a comma whose next words are in is a
         # gap, not a pause)
         self.urgent = False
+        # a hurried piece reads the policy's shorter left context (compute matters when the voice runs out); a
+        # learned policy's early move (``learned.moves.NOW``) is made with the whole one
+        self.short_hurry_context = True
 
     # ----- input stream API
     def feed(
@@ -349,7 +352,7 @@ class IncrementalSynthesizer:
 
     def pending_phonemes(self) -> tuple[int, int, bool]:
         """(phonemes of fed words no piece holds yet, phonemes of the hint words after them, whether the current
-        sentence has a piece yet): what a READ/SPEAK policy sees of the text (``engine/tts/learned``)."""
+        sentence has a piece yet): what a learned policy sees of the text (``engine/tts/learned``)."""
         sentence = self._sentence
         if not sentence.words:
             return 0, 0, False
@@ -557,7 +560,8 @@ class IncrementalSynthesizer:
         the lookahead's latent frames (if any) as right context, instead of holding them for the next piece."""
         index = sentence.next_chunk
         phrase_start = index > 0 and self._at_phrase_start(sentence)
-        policy = self.policy.hurried() if hurried and hasattr(self.policy, "hurried") else self.policy
+        short = hurried and self.short_hurry_context and hasattr(self.policy, "hurried")
+        policy = self.policy.hurried() if short else self.policy
         window = policy.window(chunks, index, sentence.complete)
         covered = len(chunks) - index if self.policy.one_piece_per_sentence else 1
         last_chunk = sentence.complete and index + covered >= len(chunks)

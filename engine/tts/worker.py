@@ -11,11 +11,13 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from engine.clock import Clock, ComputeSpan
 from engine.tts.learned.driver import ReadSpeakDriver
+from engine.tts.learned.moves import NOW, RULE, WAIT, MoveAdvisor
 from engine.tts.pieces import AudioPiece
+from engine.tts.policies import LookaheadPolicy, TtsPolicy
 from engine.tts.synthesizer import IncrementalSynthesizer
 
 log = logging.getLogger(__name__)
@@ -54,8 +56,12 @@ class SynthesisWorker:
     (``IncrementalSynthesizer.urgent``). A piece that would restart a silent voice with less audio than
     ``restart_min_s`` waits for the pieces after it in the same command, so that it does not end before they are made.
 
-    With a ``driver`` (a learned READ/SPEAK policy, ``engine/tts/learned``) none of those rules apply: every feed and
-    tick is one decision of the driver's agent, given the voice in hand at that moment.
+    With a ``driver`` (a READ/SPEAK agent: wait-K-steps, ``engine/tts/learned/driver.py``) none of those rules apply:
+    every feed and tick is one decision of the driver's agent, given the voice in hand at that moment.
+
+    With an ``advisor`` (the learned policy's moves, ``engine/tts/learned/moves.py``) the rules apply, and before each
+    step that brings words (or while fed words wait) the advisor's agent chooses the rule's move, speaking the waiting
+    words now, or waiting for one more chunk of lookahead.
     """
 
     def __init__(
@@ -67,9 +73,12 @@ class SynthesisWorker:
         audio_in_hand: Callable[[float], float] | None = None,
         hurry_below_s: float = 0.0,
         driver: ReadSpeakDriver | None = None,
+        advisor: MoveAdvisor | None = None,
     ) -> None:
         self.synthesizer = synthesizer
         self.driver = driver
+        self.advisor = advisor
+        self.next_step_s = 0.0  # when the recognizer's next step can commit words (the session sets it; a feature)
         self._hint: tuple[str, ...] | None = None  # the last hint fed (a tick keeps it)
         self.clock = clock
         self._audio_in_hand = audio_in_hand
@@ -110,7 +119,11 @@ class SynthesisWorker:
 
     def tick(self, at_s: float | None = None, paused: bool = False) -> None:
         """Nothing new: a chance to hurry if the voice is about to run out (does nothing without ``audio_in_hand``)."""
-        if self.driver is not None or (self._audio_in_hand is not None and self.hurry_below_s > 0):
+        if (
+            self.driver is not None
+            or self.advisor is not None
+            or (self._audio_in_hand is not None and self.hurry_below_s > 0)
+        ):
             self._put(_Command("tick", at_s=at_s, paused=paused))
 
     def end_sentence(self, at_s: float | None = None) -> None:
@@ -211,11 +224,18 @@ class SynthesisWorker:
             synthesizer.overdue = overdue
             synthesizer.resuming = self._silent()
             synthesizer.urgent = overdue or self._urgent()
+            move = self._move(command)
+            policy = waiting = synthesizer.policy
+            if move == WAIT and isinstance(policy, LookaheadPolicy):
+                synthesizer.policy = waiting = replace(policy, k=policy.k + 1)
             try:
                 if command.kind == "feed":
                     made = synthesizer.feed(command.words, command.hint, hurry=self._should_hurry())
                 if self._should_hurry():
                     made += synthesizer.hurry(sentence_start=overdue)
+                self._restore(policy, waiting)
+                if move == NOW:
+                    made += self._speak_now()
                 if any(piece.hurried for piece in made):
                     self.hurried += 1
                 self._release()  # before a speculation's compute
@@ -226,6 +246,7 @@ class SynthesisWorker:
                     synthesizer.speculate()
             finally:
                 synthesizer.resuming = synthesizer.overdue = synthesizer.urgent = False
+                self._restore(policy, waiting)
             if not synthesizer.unspoken_words:
                 self._waiting_since = None
             return
@@ -238,6 +259,42 @@ class SynthesisWorker:
             self._voice_until = None  # the owner stops the voice with a cancel
         self._release()
         self._waiting_since = None  # each of these leaves no fed word waiting
+
+    def _move(self, command: _Command) -> int:
+        """The learned policy's move for this step (``RULE`` without one): asked before the step's words are fed,
+        when the step brings words or fed words wait."""
+        advisor = self.advisor
+        if advisor is None:
+            return RULE
+        synthesizer = self.synthesizer
+        now = self._now()
+        words = command.words if command.kind == "feed" else ()
+        hint = command.hint if command.kind == "feed" else None
+        advisor.heard(words, hint, command.at_s if command.at_s is not None else now)
+        if not words and not synthesizer.unspoken_words:
+            return RULE
+        in_hand = self._audio_in_hand(now) if self._audio_in_hand is not None else 0.0
+        waiting = now - self._waiting_since if self._waiting_since is not None else 0.0
+        return advisor.decide(now, synthesizer.pending_phonemes(), words, hint or (), in_hand, self.hurry_below_s,
+                              waiting, self.next_step_s)  # fmt: skip
+
+    def _restore(self, policy: TtsPolicy, waiting: TtsPolicy) -> None:
+        """The synthesizer's policy back from a ``WAIT`` (unless the session has set another meanwhile)."""
+        if self.synthesizer.policy is waiting:
+            self.synthesizer.policy = policy
+
+    def _speak_now(self) -> list[AudioPiece]:
+        """The learned policy's ``NOW``: every fed word still waiting is spoken at once (the last chunk short if need
+        be), with the lookahead there is and the whole left context."""
+        synthesizer = self.synthesizer
+        if not synthesizer.unspoken_words:
+            return []
+        synthesizer.urgent = True
+        synthesizer.short_hurry_context = False
+        try:
+            return synthesizer.hurry(sentence_start=True)
+        finally:
+            synthesizer.short_hurry_context = True
 
     def _decide(self, command: _Command) -> None:
         """One READ/SPEAK decision of the driver's agent on this step's words."""

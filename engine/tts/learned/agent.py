@@ -1,9 +1,9 @@
-"""The trained READ/SPEAK policy as the app runs it: an ONNX graph in onnxruntime, its GRU state carried along.
+"""The trained policy as the app runs it: an ONNX graph in onnxruntime choosing the rule's move, now, or wait.
 
-torch trains the policy (``train.py``) and exports one decision step as ONNX: observation and hidden state in,
-READ/SPEAK probabilities and the next hidden state out. The app never imports torch. The graph's metadata names
-the features it was trained on; a file that is missing, corrupt or made for other features is refused with a
-``PolicyLoadError`` saying which, and the session falls back to lookahead-1.
+torch trains the policy (``engine.learned.train``) and exports it as ONNX: the features of one decision in
+(``moves.MOVE_FEATURES``), the probabilities of ``RULE``, ``NOW`` and ``WAIT`` out. The app never imports torch. The
+graph's metadata names the features it was trained on; a file that is missing, corrupt or made for other features is
+refused with a ``PolicyLoadError`` saying which, and the session falls back to lookahead-1.
 """
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ from pathlib import Path
 import numpy as np
 
 from engine import paths
-from engine.tts.learned.driver import FEATURE_NAMES, N_FEATURES, READ, SPEAK, Observation
+from engine.tts.learned.moves import MOVE_FEATURES, MOVES, N_MOVE_FEATURES, MoveObservation
 
 log = logging.getLogger(__name__)
 
 LEARNED = "learned"  # the policy's name in settings, reports and the command line
 POLICY_FILE = "learned_policy.onnx"
 FALLBACK_POLICY = "lookahead-1"
-INPUT, STATE_IN = "observation", "hidden"
-OUTPUT, STATE_OUT = "probabilities", "hidden_out"
+INPUT = "observation"
+OUTPUT = "probabilities"
 FEATURES_KEY = "liveshadow.features"
 
 
@@ -36,11 +36,12 @@ def default_policy_path() -> Path:
 
 
 class LearnedAgent:
-    """Greedy decisions of the trained policy: SPEAK when its SPEAK probability is above ``threshold``."""
+    """Greedy moves of the trained policy: the most probable."""
 
-    name = "learned"
+    name = LEARNED
+    moves = True
 
-    def __init__(self, path: Path | str | None = None, threshold: float = 0.5) -> None:
+    def __init__(self, path: Path | str | None = None) -> None:
         import onnxruntime as ort
 
         self.path = Path(path) if path is not None else default_policy_path()
@@ -55,35 +56,33 @@ class LearnedAgent:
             raise PolicyLoadError(f"the learned policy's weights cannot be read from {self.path}: {exc}") from exc
         meta = self._session.get_modelmeta().custom_metadata_map
         features = tuple(meta.get(FEATURES_KEY, "").split(","))
-        if features != FEATURE_NAMES:
+        if features != MOVE_FEATURES:
             raise PolicyLoadError(f"{self.path} was trained on other features ({meta.get(FEATURES_KEY)!r}); "
-                                  f"this version observes {','.join(FEATURE_NAMES)}")  # fmt: skip
+                                  f"this version observes {','.join(MOVE_FEATURES)}")  # fmt: skip
         inputs = {i.name: i.shape for i in self._session.get_inputs()}
-        if set(inputs) != {INPUT, STATE_IN} or inputs[INPUT][-1] != N_FEATURES:
-            raise PolicyLoadError(f"{self.path} is not a READ/SPEAK policy graph (inputs {inputs})")
-        self.hidden_size = int(inputs[STATE_IN][-1])
-        self.threshold = threshold
-        self._state = np.zeros((1, self.hidden_size), np.float32)
-        self.last_speak_probability = 0.0
+        outputs = {o.name: o.shape for o in self._session.get_outputs()}
+        if set(inputs) != {INPUT} or inputs[INPUT][-1] != N_MOVE_FEATURES or outputs.get(OUTPUT, [0])[-1] != len(MOVES):
+            raise PolicyLoadError(f"{self.path} is not a move policy graph (inputs {inputs}, outputs {outputs})")
+        self.last_probabilities = np.zeros(len(MOVES))
 
-    def probabilities(self, vector: np.ndarray) -> np.ndarray:
-        """READ/SPEAK probabilities for one feature vector; advances the hidden state."""
-        probs, self._state = self._session.run(
-            [OUTPUT, STATE_OUT], {INPUT: np.asarray(vector, np.float32).reshape(1, N_FEATURES), STATE_IN: self._state}
-        )
-        return probs.reshape(-1)
+    def probabilities(self, vectors: np.ndarray) -> np.ndarray:
+        """``RULE``/``NOW``/``WAIT`` probabilities, one row per feature vector."""
+        batch = np.asarray(vectors, np.float32).reshape(-1, N_MOVE_FEATURES)
+        (probs,) = self._session.run([OUTPUT], {INPUT: batch})
+        return probs
 
-    def decide(self, observation: Observation) -> int:
-        probs = self.probabilities(observation.vector())
-        self.last_speak_probability = float(probs[SPEAK])
-        return SPEAK if probs[SPEAK] > self.threshold else READ
+    def decide(self, observation: MoveObservation) -> int:
+        probs = self.probabilities(observation.vector())[0]
+        self.last_probabilities = probs
+        return int(np.argmax(probs))
 
     def reset(self) -> None:
-        self._state = np.zeros((1, self.hidden_size), np.float32)
+        pass
 
 
 def driven_agent(name: str, warnings: list[str] | None = None, path: Path | str | None = None):  # noqa: ANN201
-    """The agent of a policy the READ/SPEAK driver runs (``learned``, ``wait-K-steps``), or None for the others.
+    """The agent of a policy: ``learned`` (a move agent, ``moves``), ``wait-K-steps`` (the READ/SPEAK driver's), or
+    None for the rule policies.
 
     The learned policy's weights that cannot load give None too, the reason logged as a warning and appended to
     ``warnings`` (the caller then uses ``FALLBACK_POLICY``)."""
@@ -106,12 +105,19 @@ def driven_agent(name: str, warnings: list[str] | None = None, path: Path | str 
 
 def voice_policy(name: str, k: int, warnings: list[str] | None = None):  # noqa: ANN201
     """The synthesizer's policy for a voice policy name, and the agent that drives it (None for the rule policies:
-    ``lookahead``, ``lookahead-K``, ``full``, ``naive``). Learned weights that cannot load give ``FALLBACK_POLICY``
-    (the reason in ``warnings``, see ``driven_agent``)."""
+    ``lookahead``, ``lookahead-K``, ``full``, ``naive``). The learned policy runs on lookahead-1 with its move agent;
+    weights that cannot load give ``FALLBACK_POLICY`` (the reason in ``warnings``, see ``driven_agent``)."""
     from engine.tts.learned.driver import AgentPolicy
-    from engine.tts.policies import make_policy
+    from engine.tts.policies import LookaheadPolicy, make_policy
 
     agent = driven_agent(name, warnings)
+    if is_move_agent(agent):
+        return LookaheadPolicy(k=1), agent
     if agent is not None:
         return AgentPolicy(k=1, name=agent.name), agent
     return make_policy(FALLBACK_POLICY if name == LEARNED else name, k=k), None
+
+
+def is_move_agent(agent: object) -> bool:
+    """``agent`` chooses the learned policy's moves (``moves.MoveAgent``), not READ/SPEAK."""
+    return bool(getattr(agent, "moves", False))
