@@ -59,6 +59,16 @@ def test_training_keeps_its_history_checkpoint_curve_and_policy_and_resumes(trai
     assert (out / "learned_policy.onnx").is_file()
 
 
+def test_training_without_held_back_episodes_says_so(tmp_path) -> None:
+    from engine.learned.train import TrainSettings, train
+
+    training_only = [constructed(text, pace_s=pace, delay_s=delay, episode_id=name)
+                     for name, text, pace, delay in EPISODES if name in ("fast", "rain")]  # fmt: skip
+    save_episodes(tmp_path / "episodes.jsonl", training_only)
+    with pytest.raises(ValueError, match="2 and 0 episodes"):
+        train(TrainSettings(out=tmp_path, iterations=1, workers=1, record=False), progress=lambda line: None)
+
+
 def _fake_results(rng: np.random.Generator, n: int = 40) -> list[dict]:
     from engine.tts.learned.moves import N_MOVE_FEATURES
 
