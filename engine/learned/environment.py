@@ -11,7 +11,6 @@ by the pieces made from it until the next decision, and the underruns before the
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 
@@ -50,7 +49,6 @@ class Outcome:
     distances_db: list[float] = field(default_factory=list)
     distance_decisions: list[int] = field(default_factory=list)
     underruns: int = 0
-    words_committed: int = 0
 
     @property
     def lag_mean_s(self) -> float:
@@ -109,7 +107,8 @@ class _Attribution(SessionListener):
 
 
 def replay_config(episode: Episode) -> ShadowConfig:
-    """The session settings an episode is replayed with: the defaults, at the CPU slowdown it was recorded at."""
+    """The session settings an episode is replayed with: the defaults, at the CPU slowdown it was recorded at (its
+    voice is charged the same)."""
     return replace(ShadowConfig(), cpu_slowdown=float(episode.config.get("cpu_slowdown") or 1.0))
 
 
@@ -138,9 +137,3 @@ def replay(episode: Episode, agent: MoveAgent | None, voice, quality: bool = Tru
             outcome.distances_db.append(distance)
             outcome.distance_decisions.append(attribution.keys.get(key, 0))
     return outcome
-
-
-def mean_summary(outcomes: Sequence[Outcome], weights: RewardWeights | None = None) -> dict:
-    """The mean of each figure over ``outcomes``."""
-    rows = [o.summary(weights) for o in outcomes]
-    return {k: statistics.fmean(r[k] for r in rows) for k in rows[0]} if rows else {}

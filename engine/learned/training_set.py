@@ -39,11 +39,6 @@ def variant_id(recording_id: str, tempo: float, slowdown: float) -> str:
     return f"{recording_id}@tempo{tempo:g}@cpu{slowdown:g}"
 
 
-def episode_slowdown(episode: Episode) -> float:
-    """The CPU slowdown an episode was recorded at (its voice is to be charged the same)."""
-    return float(episode.config.get("cpu_slowdown") or 1.0)
-
-
 def recording_id(episode_id: str) -> str:
     """The recording an episode was made from (its id without the variant)."""
     return episode_id.split("@", 1)[0]

@@ -24,7 +24,6 @@ from engine.tts.policies import LookaheadPolicy, Window
 from engine.tts.synthesizer import IncrementalSynthesizer
 
 READ, SPEAK = 0, 1
-ACTIONS = ("READ", "SPEAK")
 RATE_WINDOW_S = 3.0  # the recent input rate is over this long
 FEATURE_NAMES = (
     "pending_phonemes", "hint_phonemes", "in_hand_s", "input_rate_wps", "ends_clause", "sentence_started",
@@ -155,35 +154,6 @@ class ReadSpeakDriver:
         self._last_commit_s = None
         self._ends_clause = False
         self._reads, self._last_action = 0, READ
-
-
-class FixedAgent:
-    """Always the same answer (the environment's two extremes)."""
-
-    def __init__(self, action: int) -> None:
-        self.action = action
-        self.name = f"always-{ACTIONS[action].lower()}"
-
-    def decide(self, observation: Observation) -> int:
-        return self.action
-
-    def reset(self) -> None:
-        pass
-
-
-class RuleAgent:
-    """SPEAK when at least ``min_pending`` phonemes wait and less than ``below_s`` of voice is in hand."""
-
-    name = "rule"
-
-    def __init__(self, min_pending: int = 12, below_s: float = 1.0) -> None:
-        self.min_pending, self.below_s = min_pending, below_s
-
-    def decide(self, observation: Observation) -> int:
-        return int(observation.pending_phonemes >= self.min_pending and observation.in_hand_s < self.below_s)
-
-    def reset(self) -> None:
-        pass
 
 
 class WaitStepsAgent:

@@ -121,7 +121,6 @@ class MoveAdvisor:
     keep: bool = False  # keep every decision (training reads them; a session keeps none)
     decisions: list[Decision] = field(default_factory=list)
     count: int = 0  # decisions so far
-    counts: list[int] = field(default_factory=lambda: [0] * len(MOVES))  # decisions per move
     _commits: deque[float] = field(default_factory=lambda: deque(maxlen=256))
     _last_commit_s: float | None = None
     _ends_clause: bool = False
@@ -157,7 +156,6 @@ class MoveAdvisor:
         move = self.agent.decide(observation)
         move = move if move in (NOW, WAIT) else RULE
         self.count += 1
-        self.counts[move] += 1
         if self.keep:
             self.decisions.append(Decision(at_s, observation, move))
         return move
@@ -168,4 +166,3 @@ class MoveAdvisor:
         self._last_commit_s, self._ends_clause, self._hint_ends = None, False, False
         self.decisions.clear()
         self.count = 0
-        self.counts = [0] * len(MOVES)
