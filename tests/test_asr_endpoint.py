@@ -50,7 +50,7 @@ class Reordering:
         self.lengths: list[float] = []
         self.recognizer: StreamingRecognizer | None = None
 
-    def transcribe(self, audio: np.ndarray, prompt: str | None = None) -> list[Word]:
+    def transcribe(self, audio: np.ndarray, prompt: str | None = None, decode: object = None) -> list[Word]:
         assert self.recognizer is not None
         self.calls += 1
         self.lengths.append(audio.size / SAMPLE_RATE)
@@ -71,7 +71,7 @@ class Steady(Reordering):
     def __init__(self, said: list[tuple[str, float, float]], early_end_s: float = 0.0) -> None:
         super().__init__([(t, a, b - early_end_s) for t, a, b in said])
 
-    def transcribe(self, audio: np.ndarray, prompt: str | None = None) -> list[Word]:
+    def transcribe(self, audio: np.ndarray, prompt: str | None = None, decode: object = None) -> list[Word]:
         self.calls += 1
         assert self.recognizer is not None
         offset = self.recognizer._offset_s

@@ -22,7 +22,7 @@ def test_cuts_fall_in_the_quiet_parts() -> None:
 class _Echo:
     """Returns one word per call, timed at the window's start, to check the time offsets."""
 
-    def transcribe(self, audio: np.ndarray, prompt: str | None = None) -> list[Word]:
+    def transcribe(self, audio: np.ndarray, prompt: str | None = None, decode: object = None) -> list[Word]:
         return [Word(f"w{audio.size}", 0.1, 0.2)]
 
 

@@ -25,7 +25,7 @@ class Script:
         self.calls = 0
         self.recognizer: StreamingRecognizer | None = None
 
-    def transcribe(self, audio: np.ndarray, prompt: str | None = None) -> list[Word]:
+    def transcribe(self, audio: np.ndarray, prompt: str | None = None, decode: object = None) -> list[Word]:
         assert self.recognizer is not None
         said = self.hypotheses[min(self.calls, len(self.hypotheses) - 1)]
         self.calls += 1

@@ -38,7 +38,7 @@ class ScriptedBackend:
             t += WORD_S + (0.6 if i in pauses_after else 0.0)
         self.recognizer: StreamingRecognizer | None = None
 
-    def transcribe(self, audio: np.ndarray, prompt: str | None = None) -> list[Word]:
+    def transcribe(self, audio: np.ndarray, prompt: str | None = None, decode: object = None) -> list[Word]:
         self.calls += 1
         assert self.recognizer is not None
         offset = self.recognizer._offset_s
@@ -235,7 +235,7 @@ class UnsureBackend(ScriptedBackend):
         super().__init__(flip=False)
         self.fails = fails
 
-    def transcribe(self, audio: np.ndarray, prompt: str | None = None) -> list[Word]:
+    def transcribe(self, audio: np.ndarray, prompt: str | None = None, decode: object = None) -> list[Word]:
         words = super().transcribe(audio, prompt)
         self.failed = self.fails(self.calls)
         return [] if self.failed else words
@@ -273,7 +273,7 @@ class WordlessBackend:
         self.silent_s = silent_s
         self.recognizer: StreamingRecognizer | None = None
 
-    def transcribe(self, audio: np.ndarray, prompt: str | None = None) -> list[Word]:
+    def transcribe(self, audio: np.ndarray, prompt: str | None = None, decode: object = None) -> list[Word]:
         assert self.recognizer is not None
         offset = self.recognizer._offset_s
         end = offset + audio.size / SAMPLE_RATE
@@ -333,7 +333,7 @@ class BufferLengths:
     def __init__(self) -> None:
         self.lengths: list[float] = []
 
-    def transcribe(self, audio: np.ndarray, prompt: str | None = None) -> list[Word]:
+    def transcribe(self, audio: np.ndarray, prompt: str | None = None, decode: object = None) -> list[Word]:
         self.lengths.append(audio.size / SAMPLE_RATE)
         return [
             Word(f"w{i}", i * WORD_S, i * WORD_S + WORD_END_S)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from engine.pipeline import pace as p
-from engine.pipeline.pace import CANNOT_KEEP_UP, DEGRADE_ORDER, MachinePace, SpeakerTempo, catch_up_rate
+from engine.pipeline.pace import DEGRADE_ORDER, ONE_BEAM, MachinePace, SpeakerTempo, catch_up_rate
 
 
 def steps(pace: MachinePace, cost_s: float, seconds: float, start_s: float = 0.0, every_s: float = 0.5) -> float:
@@ -66,14 +66,25 @@ def test_a_slow_machine_degrades_in_the_stated_order_one_level_per_dwell() -> No
     assert pace.level == 2  # 0.6 s steps are slow, not hopeless: no warning, and nothing more is given up
     assert pace.status().message is None
     t = steps(pace, 1.5, p.DWELL_S + 1, t)
-    assert pace.level == CANNOT_KEEP_UP
+    assert pace.level == pace.cannot_keep_up == 3
     assert "too slow" in (pace.status().message or "")
     t = steps(pace, 0.1, 5 * p.DWELL_S, t)
     assert pace.level == 0  # recovered, one level at a time
     report = pace.report()
     assert [c["level"] for c in report["changes"]] == [1, 2, 3, 2, 1, 0]
-    assert report["highest_level"] == CANNOT_KEEP_UP and report["cannot_keep_up_s"] > 0
-    assert report["degrade_order"] == list(DEGRADE_ORDER)
+    assert report["highest_level"] == pace.cannot_keep_up and report["cannot_keep_up_s"] > 0
+    assert report["degrade_order"] == [name for name in DEGRADE_ORDER if name != ONE_BEAM]
+
+
+def test_a_recognizer_with_a_start_beam_gives_it_up_first() -> None:
+    pace = MachinePace(min_step_s=0.3, hurry_below_s=1.0, start_beam=True)
+    assert pace.start_beam and pace.levels == DEGRADE_ORDER
+    t = steps(pace, 0.6, p.DWELL_S + 1)
+    assert pace.level == 1 and not pace.start_beam and pace.trim_s is None  # the beam goes before the buffer
+    t = steps(pace, 0.6, p.DWELL_S + 1, t)
+    assert pace.level == 2 and not pace.start_beam and pace.trim_s == p.SHORT_TRIM_S and pace.left_context is None
+    steps(pace, 0.1, 3 * p.DWELL_S, t)
+    assert pace.level == 0 and pace.start_beam
 
 
 def test_a_step_counts_as_slow_against_its_period() -> None:

@@ -49,7 +49,7 @@ class _SlowBackend:
         self.languages_set.append(language)
         self.configured_language = language
 
-    def transcribe(self, audio: np.ndarray, prompt: str | None = None) -> list:
+    def transcribe(self, audio: np.ndarray, prompt: str | None = None, decode: object = None) -> list:
         self.heard_s.append(audio.size / 16000)
         time.sleep(self.delay_s)
         return []
@@ -74,7 +74,7 @@ def test_a_probed_run_carries_the_probe_before_and_after_it(shadow_models: Model
     models = Models(backend, shadow_models.vad, shadow_models.voice)  # type: ignore[arg-type]
     real = backend.transcribe
 
-    def transcribe(audio: np.ndarray, prompt: str | None = None) -> list:
+    def transcribe(audio: np.ndarray, prompt: str | None = None, decode: object = None) -> list:
         order.append("probe")
         return real(audio, prompt)
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.asr.ablation import format_ablation, run_ablation
 from engine.asr.backend import SAMPLE_RATE
 from engine.asr.commit import make_commit_policy
 from engine.asr.offline import transcribe_long
@@ -76,10 +77,14 @@ def _reference_rows(
 
 
 def run_bench(
-    manifest: Path, policies: tuple[str, ...] = POLICIES, progress: Callable[[str], None] | None = None
+    manifest: Path,
+    policies: tuple[str, ...] = POLICIES,
+    progress: Callable[[str], None] | None = None,
+    ablate: bool = False,
 ) -> dict:
     """Every policy on every recording, and the reference rows (``ASR_REFERENCES``); each policy's ``wer_offline``
-    is ``stock_offline``'s WER, the same model decoding the whole recordings the stock way, in the same run."""
+    is ``stock_offline``'s WER, the same model decoding the whole recordings the stock way, in the same run. With
+    ``ablate``, also the rows of ``ablation`` (the report's ``ablation``)."""
     import psutil
 
     process = psutil.Process()
@@ -150,6 +155,7 @@ def run_bench(
             "texts": texts,
         }
     results.update(reference_rows)
+    ablation = run_ablation(entries, audio, backend, vad, progress=progress) if ablate else None
     return {
         "bench": "asr",
         "machine": machine_info(),
@@ -159,6 +165,7 @@ def run_bench(
                    "wer_offline": f"{m.STOCK_OFFLINE}: faster-whisper's own transcribe of each whole recording"},
         "results": results,
         "no_speech_commits": _no_speech_commits(backend, vad),
+        **({"ablation": ablation} if ablation is not None else {}),
     }  # fmt: skip
 
 
@@ -194,6 +201,9 @@ def format_table(report: dict) -> str:
                     f"steps, {la['last_quarter_median']:.0f} MB in the last")  # fmt: skip
     quiet = report["no_speech_commits"]
     rows.append(f"committed words on 10 s of silence: {quiet['silence_10s']}, on 10 s of noise: {quiet['noise_10s']}")
+    if "ablation" in report:
+        rows += ["", "ablation (WER; per recording length and per word position in liveshadow's segments):",
+                 format_ablation(report["ablation"])]  # fmt: skip
     rows.append(f"{report['config']['recordings']} recordings, {report['config']['audio_s']:.0f} s; "
                 f"{describe_machine(report['machine'])}")  # fmt: skip
     return "\n".join(rows)

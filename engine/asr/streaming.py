@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.asr.backend import SAMPLE_RATE, AsrBackend
+from engine.asr.backend import SAMPLE_RATE, AsrBackend, StepDecode
 from engine.asr.commit import CommitPolicy, common_prefix_length
 from engine.asr.speech_filter import (
     SpeechFrames,
@@ -96,6 +96,7 @@ class StepResult:
     # the speaker has been quiet for ``PHRASE_END_QUIET_S`` and nothing they said is still tentative: no word is
     # coming soon after the last committed one (its ``pause_after`` is read when it is committed, often too early)
     paused: bool = False
+    buffer_start_s: float = 0.0  # where the buffer starts after the step, source clock (a cut moves it on)
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,14 @@ class StreamConfig:
     # the last word of a hypothesis is not committed while it may still grow: a number ("20" of "2021") or a word
     # Whisper marked as cut off ("pleasant...")
     hold_unfinished: bool = True
+    # The decoder hears at least this long a window: Whisper was trained on 30 s windows, and an encoder cropped to a
+    # few seconds mishears a buffer's first words (``StepDecode.min_window_s``; docs/RESULTS.md: the short window)
+    min_window_s: float = 0.0
+    # a buffer no longer than ``start_s`` (a sentence's first words) is decoded with this many beams (0: the
+    # backend's own) and a window of at least ``start_window_s``; its decode is short, so both cost little
+    start_beam_size: int = 0
+    start_window_s: float = 0.0
+    start_s: float = 0.0
 
 
 def _repeated(said: Sequence[Word | CommittedWord], words: Sequence[Word]) -> int:
@@ -166,6 +175,7 @@ class StreamingRecognizer:
         self._last_committed_end = 0.0
         self._tail: list[Word] = []
         self.trim_s = self.config.trim_s  # a session may shorten it on a slow machine (``pipeline.pace``)
+        self.start_beam_size = self.config.start_beam_size  # ... and decode with one beam (``pipeline.pace``)
         self.audio_in_s = 0.0
         self.dropped_audio_s = 0.0  # audio cut by the ``max_buffer_s`` backstop (never in a healthy session)
         self.unrecognized_audio_s = 0.0  # audio cut past ``trim_s`` because no word came from it
@@ -268,6 +278,15 @@ class StreamingRecognizer:
         """The voice-activity flags of the buffer on the source clock (None without a detector)."""
         return SpeechFrames(self._speech, self._speech_start / SAMPLE_RATE) if self.vad is not None else None
 
+    def _decode(self, end: int | None) -> StepDecode:
+        """How this step's buffer (up to sample ``end``) is decoded: ``StreamConfig.min_window_s``, and
+        ``start_beam_size`` beams and ``start_window_s`` while it is no longer than ``start_s``."""
+        heard_s = (self._buffer.size if end is None else end) / SAMPLE_RATE
+        if heard_s > self.config.start_s:
+            return StepDecode(None, self.config.min_window_s)
+        window_s = max(self.config.min_window_s, self.config.start_window_s)
+        return StepDecode(self.start_beam_size or None, window_s)
+
     def _hypothesize(self, end: int | None = None) -> tuple[list[Word], int]:
         """The recognizer's words for the buffer (up to sample ``end`` of it), on the source clock, less those
         nobody said (and how many)."""
@@ -277,7 +296,7 @@ class StreamingRecognizer:
         else:
             words = [
                 Word(w.text, w.start_s + self._offset_s, w.end_s + self._offset_s)
-                for w in self.backend.transcribe(self._buffer[:end], self._prompt())
+                for w in self.backend.transcribe(self._buffer[:end], self._prompt(), self._decode(end))
             ]
             # Whisper left out a decode too unsure to use (``FAILED_DECODE_LOGPROB``): a later step hears its words
             self._failed = bool(getattr(self.backend, "failed", False))
@@ -297,6 +316,11 @@ class StreamingRecognizer:
 
     def step(self, now_s: float) -> StepResult:
         """Recognize the buffer and commit what the policy allows; ``now_s`` stamps the commits."""
+        result = self._step(now_s)
+        result.buffer_start_s = self._offset_s
+        return result
+
+    def _step(self, now_s: float) -> StepResult:
         result = StepResult()
         if not self._has_speech():
             self._drop_quiet()
@@ -434,6 +458,7 @@ class StreamingRecognizer:
         result.committed = self._commit(tail[:n], now_s, [])
         self._tail = []
         self._cut(self._buffer.size)
+        result.buffer_start_s = self._offset_s
         return result
 
     def _drop_trailing_quiet(self) -> None:

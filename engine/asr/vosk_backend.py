@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.asr.backend import SAMPLE_RATE, AsrError
+from engine.asr.backend import SAMPLE_RATE, AsrError, StepDecode
 from engine.asr.words import Word
 
 log = logging.getLogger(__name__)
@@ -93,8 +93,9 @@ class VoskBackend:
         """Drop final words that end before ``t_s`` (the caller has committed them): keeps memory bounded."""
         self._finals = [w for w in self._finals if w.end_s > t_s]
 
-    def transcribe(self, audio: np.ndarray, prompt: str | None = None) -> list[Word]:
-        """A whole recording at once (the offline reference); does not touch the streaming state."""
+    def transcribe(self, audio: np.ndarray, prompt: str | None = None, decode: StepDecode | None = None) -> list[Word]:
+        """A whole recording at once (the offline reference); does not touch the streaming state (``decode`` asks
+        nothing vosk can do)."""
         recognizer = self._recognizer()
         words: list[Word] = []
         pcm = self._pcm(audio)

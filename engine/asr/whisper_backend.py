@@ -12,11 +12,12 @@ import logging
 import math
 import re
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
-from engine.asr.backend import SAMPLE_RATE, AsrError
+from engine.asr.backend import SAMPLE_RATE, AsrError, StepDecode
 from engine.asr.words import Word
 
 log = logging.getLogger(__name__)
@@ -211,6 +212,22 @@ class WhisperBackend:
         self.language = self.configured_language
         self.detected = None
 
+    @contextmanager
+    def settings(self, **changes: float | int | None) -> Iterator[None]:
+        """The decode with some settings changed (``beam_size``, ``max_new_tokens``, ``padding_s``), put back
+        afterwards: one model decoding several ways in one run (``bench asr --ablate``)."""
+        unknown = set(changes) - {"beam_size", "max_new_tokens", "padding_s"}
+        if unknown:
+            raise AsrError(f"no such decode setting: {', '.join(sorted(unknown))}")
+        before = {name: getattr(self, name) for name in changes}
+        for name, value in changes.items():
+            setattr(self, name, value)
+        try:
+            yield
+        finally:
+            for name, value in before.items():
+                setattr(self, name, value)
+
     def languages(self) -> list[str]:
         """The language codes this model knows."""
         return list(self._model.supported_languages)
@@ -240,7 +257,31 @@ class WhisperBackend:
         )  # fmt: skip
         return " ".join(segment.text.strip() for segment in segments).strip()
 
-    def transcribe(self, audio: np.ndarray, prompt: str | None = None, full_window: bool = False) -> list[Word]:
+    def _stock_segments(self, audio: np.ndarray, beam_size: int) -> Iterator[list[Word]]:
+        """``transcribe_stock``'s decode with word timestamps, the words of each of its segments."""
+        self._encode_frames = None
+        segments, _ = self._model.transcribe(
+            np.ascontiguousarray(audio, dtype=np.float32).reshape(-1),
+            language=self.language, task=self.task, beam_size=beam_size, word_timestamps=True,
+        )  # fmt: skip
+        spaced = self.task == "translate" or self.language not in UNSPACED_LANGUAGES
+        for segment in segments:
+            raw = [(w.word, float(w.start), float(w.end)) for w in (segment.words or [])]
+            words = join_pieces(raw) if spaced else [Word(t.strip(), s, e) for t, s, e in raw]
+            yield [w for w in words if w.key]
+
+    def stock_words(self, audio: np.ndarray, beam_size: int = 1) -> list[Word]:
+        """``transcribe_stock``'s decode with word timestamps: the words of a whole recording, timed, as the stock
+        decode writes them (to cut a recording at its sentences, ``eval.sentence_clips``; ``bench asr --ablate``)."""
+        return [w for words in self._stock_segments(audio, beam_size) for w in words]
+
+    def transcribe(
+        self,
+        audio: np.ndarray,
+        prompt: str | None = None,
+        decode: StepDecode | None = None,
+        full_window: bool = False,
+    ) -> list[Word]:
         self.failed = False
         audio = np.ascontiguousarray(audio, dtype=np.float32).reshape(-1)
         duration = audio.size / SAMPLE_RATE
@@ -255,7 +296,8 @@ class WhisperBackend:
         if self.short_window and not full_window:
             # Whole seconds only: CTranslate2 keeps memory for every input shape it has seen, so free lengths
             # made RSS grow without end (measured: +150 MB over 120 calls); 30 shapes at most plateau.
-            frames = math.ceil(duration + self.padding_s) * FRAMES_PER_SECOND
+            floor = decode.min_window_s if decode is not None else 0.0
+            frames = math.ceil(max(duration + self.padding_s, floor)) * FRAMES_PER_SECOND
             self._encode_frames = min(frames, 30 * FRAMES_PER_SECOND)
         else:
             self._encode_frames = None
@@ -263,7 +305,7 @@ class WhisperBackend:
             audio,
             language=self.language,
             task=self.task,
-            beam_size=self.beam_size,
+            beam_size=decode.beam_size if decode is not None and decode.beam_size else self.beam_size,
             temperature=0.0,
             without_timestamps=True,
             word_timestamps=True,

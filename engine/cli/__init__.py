@@ -9,7 +9,19 @@ import sys
 from collections.abc import Sequence
 
 from engine import __version__
-from engine.cli import bench, evaluate, gui, practice, selftest, shadow, speak, stress_set, train_policy, transcribe
+from engine.cli import (
+    bench,
+    evaluate,
+    gui,
+    practice,
+    selftest,
+    sentence_clips,
+    shadow,
+    speak,
+    stress_set,
+    train_policy,
+    transcribe,
+)
 from engine.cli.common import EXIT_ERROR, EXIT_OK, EXIT_USAGE
 from engine.logsetup import setup_logging
 
@@ -17,7 +29,9 @@ __all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
 
 log = logging.getLogger(__name__)
 
-SUBCOMMANDS = (gui, speak, transcribe, bench, shadow, evaluate, practice, selftest, stress_set, train_policy)
+SUBCOMMANDS = (
+    gui, speak, transcribe, bench, shadow, evaluate, practice, selftest, stress_set, sentence_clips, train_policy,
+)  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:

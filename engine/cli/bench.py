@@ -17,6 +17,7 @@ from engine.cli.common import (
     finite,
     json_default,
     manifest_path,
+    part_manifest,
     slowdown_config,
     voice_policy,
 )
@@ -45,6 +46,12 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
                        help="shadow, interpret: run N times and give each figure's median and range over the runs; "
                             "one run can differ from the next by several underruns; interpret: run k's recognizer "
                             "steps start (k-1)/N of a step later (1)")  # fmt: skip
+    bench.add_argument("--part", choices=("all", "choose", "confirm"), default="all",
+                       help="the recordings of the manifest to run on: all, those levers are chosen on, or the fifth "
+                            "held back by a hash of their id to confirm them (all)")  # fmt: skip
+    bench.add_argument("--ablate", action="store_true",
+                       help="asr: also decode the recordings whole and in the streaming recognizer's own segments "
+                            "several ways (stock, full window, cropped, with left context; 1 and 5 beams)")  # fmt: skip
     bench.add_argument("--echo-db", type=float, metavar="DB",
                        help="bench echo: the voice's echo against the speaker's speech level (-6)")  # fmt: skip
     bench.add_argument("--echo-delay-ms", type=float, metavar="MS",
@@ -66,6 +73,10 @@ def _run_bench(args: argparse.Namespace) -> int:
         return fail("--repeat is for bench shadow and bench interpret", EXIT_USAGE)
     if args.repeat < 1:
         return fail(f"--repeat must be at least 1, not {args.repeat}", EXIT_USAGE)
+    if args.ablate and args.stage != "asr":
+        return fail("--ablate is for bench asr", EXIT_USAGE)
+    if args.part != "all" and args.stage == "tts":
+        return fail("--part is for the benchmarks that run on recordings", EXIT_USAGE)
     if args.stage == "interpret":
         from engine import paths
         from engine.pipeline import bench_interpret
@@ -75,6 +86,7 @@ def _run_bench(args: argparse.Namespace) -> int:
         )
         if not manifest.is_file():
             return fail(f"manifest not found: {manifest} (give one with --manifest)", EXIT_USAGE)
+        manifest = part_manifest(manifest, args.part)
         try:
             config = replace(slowdown_config(args.cpu_slowdown), translate_from="auto")
             report = bench_interpret.run_bench(manifest, config=config, progress=progress, repeat=args.repeat)
@@ -89,6 +101,7 @@ def _run_bench(args: argparse.Namespace) -> int:
         manifest = manifest_path(args.manifest)
         if not manifest.is_file():
             return fail(f"manifest not found: {manifest} (give one with --manifest)", EXIT_USAGE)
+        manifest = part_manifest(manifest, args.part)
         try:
             config = replace(slowdown_config(args.cpu_slowdown), echo_hint_ms=args.echo_hint_ms)
             report = bench_echo.run_bench(
@@ -109,6 +122,7 @@ def _run_bench(args: argparse.Namespace) -> int:
         manifest = manifest_path(args.manifest)
         if not manifest.is_file():
             return fail(f"manifest not found: {manifest} (give one with --manifest)", EXIT_USAGE)
+        manifest = part_manifest(manifest, args.part)
         if args.stage == "shadow":
             try:
                 config = slowdown_config(args.cpu_slowdown)
@@ -143,7 +157,7 @@ def _run_bench(args: argparse.Namespace) -> int:
             runs = "models" if len(presets) <= 1 and len(policies) <= 1 else "runs"
             report = next(iter(reports.values())) if len(reports) == 1 else {"bench": "shadow", runs: reports}
         else:
-            report = stage_bench.run_bench(manifest, progress=progress)
+            report = stage_bench.run_bench(manifest, progress=progress, ablate=args.ablate)
             print(stage_bench.format_table(report))
     else:
         from engine.tts.bench import format_table, run_bench

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from pathlib import Path
 
 from engine.pipeline.config import ShadowConfig
+
+log = logging.getLogger(__name__)
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -23,6 +26,25 @@ def manifest_path(arg: str | None) -> Path:
     from engine import paths
 
     return Path(arg) if arg else paths.shared_speech_dir() / "manifest.jsonl"
+
+
+def part_manifest(manifest: Path, part: str) -> Path:
+    """``manifest`` itself for ``all``; else a manifest of its recordings to choose levers on (``choose``) or of the
+    fifth held back to confirm them (``confirm``), written to a temporary folder, with absolute paths."""
+    if part == "all":
+        return manifest
+    import json
+    import tempfile
+
+    from engine.eval.devsplit import select
+
+    lines = [json.loads(line) for line in manifest.read_text(encoding="utf-8").splitlines() if line.strip()]
+    kept = [{**e, "wav": str((manifest.parent / e["wav"]).resolve())} for e in select(lines, part)]
+    folder = Path(tempfile.mkdtemp(prefix=f"liveshadow-{part}-"))
+    out = folder / "manifest.jsonl"
+    out.write_text("".join(json.dumps(e) + "\n" for e in kept), encoding="utf-8")
+    log.info("%s: %d of the %d recordings of %s", part, len(kept), len(lines), manifest)
+    return out
 
 
 def json_default(value: object) -> object:

@@ -11,13 +11,13 @@ recordings' own.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from engine.hashing import id_fifth
 from engine.learned.episodes import Episode, record_episode
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.models import Models
@@ -31,8 +31,7 @@ SLOWDOWNS = (1.0, 2.0)
 
 def held_out(recording_id: str) -> bool:
     """Whether a recording is held back (never trained on; it judges the policy's updates)."""
-    digest = hashlib.blake2b(recording_id.encode(), digest_size=4).digest()
-    return int.from_bytes(digest, "big") % 5 < EVAL_SHARE
+    return id_fifth(recording_id) < EVAL_SHARE
 
 
 def variant_id(recording_id: str, tempo: float, slowdown: float) -> str:

@@ -41,12 +41,21 @@ def load_backend(config: ShadowConfig) -> AsrBackend:
     raise ValueError(f"unknown recognizer {config.backend!r} (whisper or vosk)")
 
 
+def stream_config(config: ShadowConfig) -> StreamConfig:
+    """The recognizer's settings for ``config``'s mode: interpreting has its pause endpoint and its hold bound's way
+    of committing, and decodes as it was measured (no window floor, no full window or beams at a buffer's start: the
+    translating decode was not measured with them)."""
+    if config.translate_from is None:
+        return StreamConfig(endpoint_s=config.endpoint_s, force_previous=config.force_previous)
+    return StreamConfig(endpoint_s=config.endpoint_s, force_previous=config.force_previous, min_window_s=0.0,
+                        start_beam_size=0, start_window_s=0.0, start_s=0.0)  # fmt: skip
+
+
 def streaming_recognizer(backend: AsrBackend, vad: SileroVad, config: ShadowConfig) -> StreamingRecognizer:
     """A fresh streaming recognizer on ``backend`` and ``vad`` with the settings of ``config``'s mode (shadowing or
-    interpreting: the commit policy, its agreement gap, the pause endpoint, how the hold bound commits)."""
-    stream = StreamConfig(endpoint_s=config.endpoint_s, force_previous=config.force_previous)
+    interpreting: the commit policy, its agreement gap, ``stream_config``)."""
     policy = make_commit_policy(config.commit, config.agreement_gap_s)
-    return StreamingRecognizer(backend, policy, vad, stream)
+    return StreamingRecognizer(backend, policy, vad, stream_config(config))
 
 
 class Models:

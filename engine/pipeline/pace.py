@@ -12,9 +12,11 @@ slowed) and derives:
   a step period longer than shadowing's, ``HIGH_SHARE`` of the period if that is more) or the voice's compute exceeds
   ``VOICE_RATIO_HIGH`` of the audio it makes, it degrades, one level at a time (at most one change per ``DWELL_S``)
   and in this order (``DEGRADE_ORDER``), instead of falling behind:
-  1. the recognizer's buffer is cut sooner (``trim_s`` ``SHORT_TRIM_S``): shorter windows, cheaper steps;
-  2. the voice reads less left context (``SHORT_LEFT_CONTEXT`` phonemes): cheaper pieces;
-  3. if even then steps cost over ``STEP_COST_LIMIT_S`` or the voice over ``VOICE_RATIO_LIMIT``, nothing more can be
+  1. a recognizer that decodes a buffer's first seconds with several beams (``StreamConfig.start_beam_size``) decodes
+     them with one (``start_beam``): cheaper steps, a few more of a sentence's first words misheard;
+  2. the recognizer's buffer is cut sooner (``trim_s`` ``SHORT_TRIM_S``): shorter windows, cheaper steps;
+  3. the voice reads less left context (``SHORT_LEFT_CONTEXT`` phonemes): cheaper pieces;
+  4. if even then steps cost over ``STEP_COST_LIMIT_S`` or the voice over ``VOICE_RATIO_LIMIT``, nothing more can be
      given: the session says the machine cannot keep up (window, log and report).
   A voice about to run out still makes a piece shorter than a chunk at every level. A level that forbade those (a
   word or two costs nearly as much compute as a whole chunk) held a sentence's last committed word back while the
@@ -83,13 +85,12 @@ class CatchUp:
 SHADOW_CATCH_UP = CatchUp(from_s=2.5, per_s=0.3, in_hand_s=1.0, match_tempo=True)
 INTERPRET_CATCH_UP = CatchUp(from_s=3.0, per_s=0.15, in_hand_s=None)
 
-DEGRADE_ORDER = (
-    "full settings",
-    f"the recognizer's buffer is cut after {SHORT_TRIM_S:g} s",
-    f"the voice reads {SHORT_LEFT_CONTEXT} phonemes of left context",
-    "cannot keep up",
-)
-CANNOT_KEEP_UP = len(DEGRADE_ORDER) - 1
+FULL_SETTINGS = "full settings"
+ONE_BEAM = "the recognizer decodes a buffer's first seconds with one beam"
+SHORT_TRIM = f"the recognizer's buffer is cut after {SHORT_TRIM_S:g} s"
+SHORT_CONTEXT = f"the voice reads {SHORT_LEFT_CONTEXT} phonemes of left context"
+CANNOT_KEEP_UP_NAME = "cannot keep up"
+DEGRADE_ORDER = (FULL_SETTINGS, ONE_BEAM, SHORT_TRIM, SHORT_CONTEXT, CANNOT_KEEP_UP_NAME)
 
 
 def catch_up_rate(
@@ -154,8 +155,12 @@ class PaceStatus:
 class MachinePace:
     """Fed from the recognizer's thread (``step``) and the voice's (``piece``); read from any thread."""
 
-    def __init__(self, min_step_s: float, hurry_below_s: float, adapt: bool = True) -> None:
+    def __init__(self, min_step_s: float, hurry_below_s: float, adapt: bool = True, start_beam: bool = False) -> None:
+        """``start_beam``: the recognizer decodes a buffer's first seconds with several beams, which a slow machine
+        gives up first (without it, that level is not one of ``levels``)."""
         self.min_step_s = min_step_s
+        self.levels = tuple(name for name in DEGRADE_ORDER if start_beam or name != ONE_BEAM)
+        self.cannot_keep_up = len(self.levels) - 1
         self.base_hurry_s = hurry_below_s
         # when a step is slow, and fast again: shadowing's fixed costs, or shares of a longer period (interpreting)
         self.step_cost_high_s = max(STEP_COST_HIGH_S, HIGH_SHARE * min_step_s)
@@ -175,7 +180,7 @@ class MachinePace:
         """A recognizer step that recognized (``compute_s`` on the session clock) ended at ``at_s``."""
         with self._lock:
             self._steps.append(compute_s)
-            if self.level == CANNOT_KEEP_UP and self._last_step_at is not None:
+            if self.level == self.cannot_keep_up and self._last_step_at is not None:
                 self.cannot_keep_up_s += at_s - self._last_step_at
             self._last_step_at = at_s
             if self.adapt and len(self._steps) >= MIN_STEPS and at_s - self._level_since_s >= DWELL_S:
@@ -192,14 +197,14 @@ class MachinePace:
         ratio = measured or 0.0
         over = cost > self.step_cost_high_s or ratio > VOICE_RATIO_HIGH
         beyond = cost > self.step_cost_limit_s or ratio > VOICE_RATIO_LIMIT
-        level = self.level
-        if level < CANNOT_KEEP_UP - 1 and over or level == CANNOT_KEEP_UP - 1 and beyond:
+        level, last = self.level, self.cannot_keep_up
+        if level < last - 1 and over or level == last - 1 and beyond:
             level += 1
-        elif level == CANNOT_KEEP_UP and not beyond or cost < self.step_cost_low_s and ratio < VOICE_RATIO_HIGH / 2:
+        elif level == last and not beyond or cost < self.step_cost_low_s and ratio < VOICE_RATIO_HIGH / 2:
             level = max(level - 1, 0)
         if level != self.level:
             log.info("machine pace: recognizer step %.2f s, voice compute/audio %s: %s", cost,
-                     "-" if measured is None else f"{measured:.2f}", DEGRADE_ORDER[level])  # fmt: skip
+                     "-" if measured is None else f"{measured:.2f}", self.levels[level])  # fmt: skip
             self.level = level
             self._level_since_s = at_s
             if len(self.changes) < 1000:
@@ -214,15 +219,24 @@ class MachinePace:
             return None
         return sum(c for c, _ in self._pieces) / sum(a for _, a in self._pieces)
 
+    def _given_up(self, name: str) -> bool:
+        """Whether the level named ``name`` has been reached."""
+        return name in self.levels[1 : self.level + 1]
+
+    @property
+    def start_beam(self) -> bool:
+        """The recognizer keeps decoding a buffer's first seconds with several beams at this level."""
+        return not self._given_up(ONE_BEAM)
+
     @property
     def trim_s(self) -> float | None:
         """The recognizer's trim length at this level (None: its own)."""
-        return SHORT_TRIM_S if self.level >= 1 else None
+        return SHORT_TRIM_S if self._given_up(SHORT_TRIM) else None
 
     @property
     def left_context(self) -> int | None:
         """The voice's left context at this level (None: the policy's own)."""
-        return SHORT_LEFT_CONTEXT if self.level >= 2 else None
+        return SHORT_LEFT_CONTEXT if self._given_up(SHORT_CONTEXT) else None
 
     def restart_min_s(self) -> float:
         """The least audio a piece that starts the voice from silence should bring: ``RESTART_PIECES`` × a recent
@@ -254,11 +268,11 @@ class MachinePace:
             ratio = self._voice_ratio()
             level = self.level
         message = None
-        if level == CANNOT_KEEP_UP:
+        if level == self.cannot_keep_up:
             message = (f"This computer is too slow to keep up: each recognizer step takes {cost or 0:.2f} s and the "
                        f"voice needs {ratio or 0:.1f} s of compute per second of speech. The voice will fall behind; "
                        "close other programs.")  # fmt: skip
-        return PaceStatus(cost, ratio, hurry, level, DEGRADE_ORDER[level], message)
+        return PaceStatus(cost, ratio, hurry, level, self.levels[level], message)
 
     def report(self) -> dict:
         status = self.status()
@@ -270,7 +284,7 @@ class MachinePace:
             "level": status.level,
             "level_name": status.level_name,
             "highest_level": max((lvl for _, lvl in self.changes), default=0),
-            "changes": [{"at_s": at, "level": lvl, "name": DEGRADE_ORDER[lvl]} for at, lvl in self.changes],
+            "changes": [{"at_s": at, "level": lvl, "name": self.levels[lvl]} for at, lvl in self.changes],
             "cannot_keep_up_s": self.cannot_keep_up_s,
-            "degrade_order": list(DEGRADE_ORDER),
+            "degrade_order": list(self.levels),
         }

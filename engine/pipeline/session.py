@@ -35,7 +35,7 @@ from engine.pipeline.captions import write_captions
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.echo import EchoPath
 from engine.pipeline.memory import MemoryTrimmer
-from engine.pipeline.models import Models
+from engine.pipeline.models import Models, stream_config
 from engine.pipeline.pace import INTERPRET_CATCH_UP, SHADOW_CATCH_UP, MachinePace, SpeakerTempo, catch_up_rate
 from engine.pipeline.recorder import SessionRecorder
 from engine.pipeline.records import MeterSnapshot, SessionListener, State, WordRecord
@@ -147,7 +147,8 @@ class ShadowSession:
         self._echo_out = 0  # samples the live echo guard has handed on (their capture-clock time)
         self._worker: SynthesisWorker | None = None
         self.trimmer = MemoryTrimmer()  # called from the recognizer's thread, between its steps
-        self.pace = MachinePace(config.step_s, config.hurry_below_s, adapt=config.adapt)
+        self.pace = MachinePace(config.step_s, config.hurry_below_s, adapt=config.adapt,
+                                start_beam=stream_config(config).start_beam_size > 0)  # fmt: skip
         self._asr: StreamingRecognizer | None = None
         self._synthesizer: IncrementalSynthesizer | None = None
         # the learned policy's moves: an agent set here replaces the configured policy's (training's sampling agent)
@@ -574,6 +575,7 @@ class ShadowSession:
             return
         if self._asr is not None:
             self._asr.trim_s = pace.trim_s or self._asr.config.trim_s
+            self._asr.start_beam_size = self._asr.config.start_beam_size if pace.start_beam else 0
         synthesizer = self._synthesizer
         if synthesizer is not None and isinstance(self._base_policy, LookaheadPolicy):
             context = pace.left_context
