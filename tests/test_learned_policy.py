@@ -49,9 +49,15 @@ def test_training_keeps_its_history_checkpoint_curve_and_policy_and_resumes(trai
     history = [json.loads(line) for line in (out / "history.jsonl").read_text().splitlines()]
     assert [h["iteration"] for h in history] == [0, 1, 2, 3]
     assert history[0]["kept_now_share"] == 0.0  # the imitation start: greedy, it never leaves the rule
-    for row in history[1:]:  # the held-back figures of every iteration, and the kept return never falls
+    # the held-back figures of every iteration; an update is kept if its held-back return is within the tolerance
+    # of the best so far, so the kept return never falls below the start by more than that (one that changes no
+    # decision returns the same up to the last bits: -3.1611220350581757 against ...752)
+    from engine.learned.train import TrainSettings
+
+    tolerance = TrainSettings(out=out).tolerance
+    for row in history[1:]:
         assert {"held_back_return", "kept_return", "kept_lag_mean_s", "kept_underruns", "accepted"} <= set(row)
-        assert row["kept_return"] >= history[0]["kept_return"]
+        assert row["kept_return"] >= history[0]["kept_return"] - tolerance
         assert row["kept_return"] == (row["held_back_return"] if row["accepted"] else row["kept_return"])
     assert any(line.startswith("resumed at iteration 2") for line in lines)
     assert any("iteration 3/3: batch return" in line for line in lines)
