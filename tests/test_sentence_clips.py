@@ -92,3 +92,17 @@ def test_clips_of_real_recordings_start_and_end_with_their_sentence(speech_dir, 
         assert speech[0] <= 0.1 and audio.size / rate - speech[-1] <= 0.15, clip  # tight: no silence either side
         # the clip holds its own words: the stock decode of it gets most of them
         assert wer(clip["text"], backend.transcribe_stock(audio, beam_size=5)) < 0.35, clip
+
+
+def test_a_part_manifest_holds_its_part_of_the_recordings_with_their_paths(tmp_path) -> None:
+    from engine.asr.bench import load_manifest
+    from engine.cli.common import part_manifest
+
+    entries = [{"id": f"rec{i}", "wav": f"wav/rec{i}.wav", "text": "words"} for i in range(20)]
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
+    assert part_manifest(manifest, "all") == manifest
+    parts = {part: load_manifest(part_manifest(manifest, part)) for part in ("choose", "confirm")}
+    assert sorted(e["id"] for p in parts.values() for e in p) == sorted(e["id"] for e in entries)
+    assert [e["id"] for e in parts["confirm"]] == [e["id"] for e in devsplit.select(entries, "confirm")]
+    assert all(e["path"] == (tmp_path / "wav" / f"{e['id']}.wav").resolve() for p in parts.values() for e in p)

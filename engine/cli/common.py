@@ -36,10 +36,12 @@ def part_manifest(manifest: Path, part: str) -> Path:
     import json
     import tempfile
 
+    from engine.asr.bench import load_manifest
     from engine.eval.devsplit import select
 
-    lines = [json.loads(line) for line in manifest.read_text(encoding="utf-8").splitlines() if line.strip()]
-    kept = [{**e, "wav": str((manifest.parent / e["wav"]).resolve())} for e in select(lines, part)]
+    lines = load_manifest(manifest)
+    kept = [{**{k: v for k, v in e.items() if k != "path"}, "wav": str(Path(e["path"]).resolve())}
+            for e in select(lines, part)]  # fmt: skip
     folder = Path(tempfile.mkdtemp(prefix=f"liveshadow-{part}-"))
     out = folder / "manifest.jsonl"
     out.write_text("".join(json.dumps(e) + "\n" for e in kept), encoding="utf-8")
