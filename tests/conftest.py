@@ -134,10 +134,33 @@ def _sound_server() -> Iterator[va.VirtualAudio]:
 
 
 @pytest.fixture(scope="session")
-def virtual_audio() -> Iterator[va.VirtualAudio]:
-    """The virtual microphone and speaker every audio test shares (``_sound_server``)."""
+def shared_sound_server() -> Iterator[va.VirtualAudio]:
+    """The one server of the run (``_sound_server``); tests take it through ``virtual_audio``."""
     with _sound_server() as audio:
         yield audio
+
+
+@pytest.fixture
+def virtual_audio(shared_sound_server: va.VirtualAudio) -> Iterator[va.VirtualAudio]:
+    """The virtual microphone and speaker every audio test shares. A server that exits during a test fails that
+    test, with what the server logged, and is started again so the tests after it run on a live one."""
+    audio = shared_sound_server
+    if audio.process.poll() is not None:  # exited between tests (after the last check)
+        code, tail = audio.process.returncode, va.log_tail(audio)
+        _restart(audio)
+        pytest.fail(f"the shared PulseAudio server had exited ({code}) before this test; its log ends:\n{tail}")
+    yield audio
+    if audio.process.poll() is not None:
+        code, tail = audio.process.returncode, va.log_tail(audio)
+        _restart(audio)
+        pytest.fail(f"the shared PulseAudio server exited ({code}) during this test; its log ends:\n{tail}")
+
+
+def _restart(audio: va.VirtualAudio) -> None:
+    from engine.audio.devices import rescan
+
+    va.restart(audio)
+    rescan()
 
 
 @pytest.fixture

@@ -174,7 +174,7 @@ def test_screenshot_of_a_session_under_xvfb(virtual_audio, speech_dir, speech_ma
            paths.ENV_DATA_DIR: str(tmp_path / "data"), paths.ENV_CONFIG_DIR: str(tmp_path / "config")}  # fmt: skip
     app = [str(Path(os.sys.executable)), "-X", "faulthandler", "-m", "engine", "gui"]
     command = ["xvfb-run", "-a", "-s", "-screen 0 1280x900x24", *app,
-               "--shadow", str(wav), "--screenshot", str(png), "--screenshot-after", "22"]  # fmt: skip
+               "--shadow", str(wav), "--screenshot", str(png), "--screenshot-after", "10"]  # fmt: skip
     # Its own process group, so a hang kills the app too, not only xvfb-run (SIGABRT first: faulthandler prints
     # every thread's stack, which says where it hung).
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,

@@ -104,8 +104,8 @@ def _valid_png(path: Path) -> None:
 
 def test_eval_writes_every_file_with_every_field(two_manifest: Path, tmp_path: Path, shadow_models) -> None:
     out = tmp_path / "eval"
-    report = run_eval(two_manifest, out, ["full", "lookahead-1"], ["la2", "offline"], models=shadow_models)
-    assert sorted(report["results"]) == ["full+la2", "full+offline", "lookahead-1+la2", "lookahead-1+offline"]
+    report = run_eval(two_manifest, out, ["full", "lookahead-1"], ["la2"], models=shadow_models)
+    assert sorted(report["results"]) == ["full+la2", "lookahead-1+la2"]
     for results in report["results"].values():
         assert all(field in results for field in EVAL_FIELDS)
         assert results[m.EAR_VOICE_LAG_S]["n"] > 20 and results[m.WER_SPOKEN] < 0.6
@@ -114,13 +114,12 @@ def test_eval_writes_every_file_with_every_field(two_manifest: Path, tmp_path: P
     assert incremental[m.EAR_VOICE_LAG_S]["median"] < full[m.EAR_VOICE_LAG_S]["median"]  # the point of it all
     # the trade-off: whole sentences sound like themselves (0 dB but for the speaking rate), chunks do not
     assert full[m.WORD_DISTANCE_DB]["mean"] < incremental[m.WORD_DISTANCE_DB]["mean"]
-    offline = report["results"]["lookahead-1+offline"][m.COMMIT_LATENCY_S]["median"]
-    assert incremental[m.COMMIT_LATENCY_S]["median"] < offline
+    assert 0 < incremental[m.COMMIT_LATENCY_S]["median"] < incremental[m.EAR_VOICE_LAG_S]["median"]
     saved = json.loads((out / "report.json").read_text())
     assert saved["results"].keys() == report["results"].keys() and len(saved["plots"]) == len(PLOTS)
     with open(out / "report.csv", newline="") as stream:
         rows = list(csv.DictReader(stream))
-    assert len(rows) == 8 and tuple(rows[0].keys()) == CSV_FIELDS
+    assert len(rows) == 4 and tuple(rows[0].keys()) == CSV_FIELDS
     assert all(row[m.WER_SPOKEN] != "" and row["ear_voice_lag_median_s"] != "" for row in rows)
     for name in PLOTS:
         _valid_png(out / name)
@@ -128,17 +127,17 @@ def test_eval_writes_every_file_with_every_field(two_manifest: Path, tmp_path: P
 
 def test_short_soak_reports_drift_cost_and_memory(two_manifest: Path, tmp_path: Path, shadow_models) -> None:
     out = tmp_path / "soak"
-    report = run_soak(0.5, two_manifest, out, pause_s=1.0, models=shadow_models)
-    assert report["words_spoken"] > 40 and (report[m.GAP_S] > 0) == (report[m.UNDERRUNS] > 0)
+    report = run_soak(0.3, two_manifest, out, pause_s=1.0, models=shadow_models)
+    assert report["words_spoken"] > 25 and (report[m.GAP_S] > 0) == (report[m.UNDERRUNS] > 0)
     assert report[m.LAG_DRIFT_S] is not None and abs(report[m.LAG_DRIFT_S]) < 5
     assert len(report["lag_by_window"]) == 6 and len(report["step_cost_by_window"]) == 6
     assert report["rss_mb"]["peak"] >= report["rss_mb"]["first_tenth_median"] > 100
     assert len(report["rss_mb_by_window"]) == 6 and all(w["median"] > 100 for w in report["rss_mb_by_window"])
-    # memory is sampled at the recognizer's steps, at most every 0.5 s of the session's time (its windows are 5 s),
+    # memory is sampled at the recognizer's steps, at most every 0.5 s of the session's time (its windows are 3 s),
     # however fast the simulated run goes and however late the machine runs a thread
     assert all(w["n"] >= 4 for w in report["rss_mb_by_window"])
     saved = json.loads((out / "soak.json").read_text())
-    assert saved["config"]["minutes"] == 0.5
+    assert saved["config"]["minutes"] == 0.3
     assert saved["speed_probe"]["before"]["recognizer_s"] > 0 and saved["speed_probe"]["after"]["voice_s"] > 0
     for name in ("soak_lag.png", "soak_step_cost.png", "soak_memory.png"):
         _valid_png(out / name)

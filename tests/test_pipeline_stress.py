@@ -17,7 +17,7 @@ from tests.machine_speed import reference_slowdowns
 
 pytestmark = pytest.mark.slow
 
-JOINED = ("ls_2412-153948-0000", "mfa_acoustic_corpus", "ljspeech_LJ001-0001", "ls_1995-1837-0001")
+JOINED = ("ls_2412-153948-0000", "ljspeech_LJ001-0003", "ljspeech_LJ001-0001", "ls_1995-1837-0001")  # 40 s
 
 
 def test_fast_speech_joined_without_pauses_keeps_the_lag_bounded(shadow_models, speech_manifest, speech_dir) -> None:
@@ -31,7 +31,7 @@ def test_fast_speech_joined_without_pauses_keeps_the_lag_bounded(shadow_models, 
     report = session.run_file(audio).report()
     assert session.state == State.DONE
     lag = report[m.EAR_VOICE_LAG_S]
-    assert lag["n"] > 100
+    assert lag["n"] > 80
     # The failures this is for (a word held until the 25 s buffer cap, the voice waiting for punctuation that never
     # comes) gave 17-43 s. Here the max is 5.3-7.2 s (slowdowns 0.7-3, per stage or together, one core, other CPU
     # code paths); a CI machine twice gave 9.5 s for reasons not found (docs/HISTORY.md: robustness, fourth pass).

@@ -80,6 +80,7 @@ def test_the_speakers_monitor_hears_each_burst_when_the_player_says_session_afte
          "--rate=8000"], env=virtual_audio.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
+        virtual_audio.wait_for_recording_stream(listener_10ms)
         lags = [_burst_lag_ms(trial) for trial in range(3)]
     finally:
         listener_10ms.kill()

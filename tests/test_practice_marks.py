@@ -38,28 +38,28 @@ def test_a_word_never_said_is_missed_once_no_pairing_could_reach_it() -> None:
 
 
 def test_the_live_marker_marks_a_long_session_as_the_whole_alignment_does_aligning_only_its_recent_words() -> None:
-    """Ten minutes of words (one every 0.4 s), the person 1.5 s behind, every 17th word left out and every 23rd said
+    """Five minutes of words (one every 0.4 s), the person 1.5 s behind, every 17th word left out and every 23rd said
     wrong (away from those left out): snapshot by snapshot the marker settles old words, and its marks equal the
     whole alignment's."""
     from engine.practice.marks import LiveMarker
 
     vocabulary = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf"]
-    source_words = [Word(vocabulary[i % 7], i * 0.4, i * 0.4 + 0.3) for i in range(1500)]
-    wrong = [i for i in range(1500) if i % 23 == 0 and i % 17 not in (0, 1, 16)]  # not beside a word left out
+    source_words = [Word(vocabulary[i % 7], i * 0.4, i * 0.4 + 0.3) for i in range(750)]
+    wrong = [i for i in range(750) if i % 23 == 0 and i % 17 not in (0, 1, 16)]  # not beside a word left out
     said_words = [Word("hotel" if i in wrong else w.text, w.start_s + 1.5, w.end_s + 1.5)
                   for i, w in enumerate(source_words) if i % 17]  # fmt: skip
     marker = LiveMarker()
-    for position in range(5, 601, 5):
+    for position in range(5, 301, 5):
         source = units([w for w in source_words if w.end_s <= position], "en")  # heard so far
         said = units([w for w in said_words if w.end_s <= position], "en")
         live = marker.mark(source, said, float(position))
         assert len(live) == len(source)
-        if position in (300, 600):
+        if position in (150, 300):
             assert live == mark_words(source, said, float(position))
-    assert marker._source_from > 1300  # the last snapshot aligned only the words of its last 30 s or so
+    assert marker._source_from > 550  # the last snapshot aligned only the words of its last 30 s or so
     final = marker.mark(source, said, 1e9)
     assert final == mark_words(source, said, 1e9)
-    unheard = [i for i, w in enumerate(source_words) if i % 17 == 0 or w.end_s + 1.5 > 600]  # left out, or too late
+    unheard = [i for i, w in enumerate(source_words) if i % 17 == 0 or w.end_s + 1.5 > 300]  # left out, or too late
     assert [i for i, w in enumerate(final) if w.state is WordState.MISSED] == unheard
     substituted = [i for i, w in enumerate(final) if w.state is WordState.SUBSTITUTED]
     assert substituted == [i for i in wrong if i not in unheard]

@@ -27,6 +27,7 @@ MIC_SINK = "mic_feed"
 MIC_SOURCE = "virtmic"
 SPEAKER_SINK = "app_out"
 SPEAKER_MONITOR = f"{SPEAKER_SINK}.monitor"
+LOG_NAME = "pulseaudio.log"
 
 REQUIRED_TOOLS = ("pulseaudio", "pactl", "paplay", "parec")
 DEVICE_MODULES = (  # the virtual devices, in the order they are loaded (the microphone remaps the feed's monitor)
@@ -63,6 +64,22 @@ class VirtualAudio:
         if clock is not None:
             clock.kill()
             clock.wait()
+
+    def wait_for_recording_stream(self, process: subprocess.Popen, timeout_s: float = 10.0) -> None:
+        """Wait until ``process`` (a ``parec``) has its recording stream on the server: until then a monitor with no
+        listener at a low latency still runs in its long blocks."""
+        deadline = time.monotonic() + timeout_s
+        while f"\t{process.pid}\t" not in self._source_output_pids():
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the listener {process.args!r} did not start recording within {timeout_s} s")
+            time.sleep(0.05)
+
+    def _source_output_pids(self) -> str:
+        """Every recording stream as a line holding ``\t<pid>\t`` of the client that made it."""
+        import json
+
+        streams = json.loads(self.pactl("--format=json", "list", "source-outputs") or "[]")
+        return "".join(f"\t{s.get('properties', {}).get('application.process.id', '')}\t\n" for s in streams)
 
     def env(self) -> dict[str, str]:
         return {**os.environ, "PULSE_SERVER": self.server, "XDG_RUNTIME_DIR": str(self.runtime_dir)}
@@ -148,14 +165,20 @@ class VirtualAudio:
             sf.write(str(out), frames.reshape(-1, channels), rate, subtype="PCM_16")
 
 
-def start(log_path: Path | None = None) -> VirtualAudio:
-    """Start a private PulseAudio server (no system or user config, its own socket) with the virtual devices."""
-    runtime_dir = Path(tempfile.mkdtemp(prefix="liveshadow-pulse-"))
+def start(runtime_dir: Path | None = None) -> VirtualAudio:
+    """Start a private PulseAudio server (no system or user config, its own socket) with the virtual devices; in
+    ``runtime_dir`` (its socket, so clients pointed at it find it again) when one is given, else a new folder.
+
+    Neither real-time scheduling nor the CPU limiter: run as root, PulseAudio's device threads take SCHED_RR with a
+    200 ms RLIMIT_RTTIME, and on a loaded VM whose vCPU the host preempts that budget can be charged while the thread
+    waits, and the kernel kills the server mid-suite (every later audio test then fails at once)."""
+    runtime_dir = runtime_dir or Path(tempfile.mkdtemp(prefix="liveshadow-pulse-"))
     socket = runtime_dir / "native"
-    log_file = open(log_path or runtime_dir / "pulseaudio.log", "wb")  # noqa: SIM115 (owned by the process)
+    log_file = open(runtime_dir / LOG_NAME, "ab")  # noqa: SIM115 (owned by the process)
     cmd = [
         "pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit", "--disable-shm=true",
-        "--use-pid-file=false", "--log-target=stderr",
+        "--use-pid-file=false", "--log-target=stderr", "--realtime=false", "--high-priority=false",
+        "--no-cpu-limit=true",
         "-L", f"module-native-protocol-unix socket={socket} auth-anonymous=1",
         *(part for module, arguments in DEVICE_MODULES for part in ("-L", f"{module} {arguments}")),
     ]  # fmt: skip
@@ -180,6 +203,21 @@ def start(log_path: Path | None = None) -> VirtualAudio:
     audio.pactl("set-default-source", MIC_SOURCE)
     audio.start_clock()
     return audio
+
+
+def log_tail(audio: VirtualAudio, chars: int = 2000) -> str:
+    """The end of the server's log (what it said before it exited)."""
+    try:
+        return (audio.runtime_dir / LOG_NAME).read_text(errors="replace")[-chars:]
+    except OSError as exc:
+        return f"(no log: {exc})"
+
+
+def restart(audio: VirtualAudio) -> None:
+    """Start the server again in the same folder (same socket), after it exited; ``audio`` then points at it."""
+    audio.stop_clock()
+    fresh = start(audio.runtime_dir)
+    audio.process, audio.clock = fresh.process, fresh.clock
 
 
 def stop(audio: VirtualAudio) -> None:
