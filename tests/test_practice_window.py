@@ -14,7 +14,9 @@ from tests import virtual_audio as va
 
 pytestmark = pytest.mark.gui
 
-SOURCE_ID = "ls_61-70968-0000"  # 7.1 s
+SOURCE_ID = "ls_61-70968-0000"  # 4.9 s
+# long enough that the live marks come while it still plays on a slow machine (once the first came after 4.9 s)
+MARKED_LIVE_ID = "ls_2412-153948-0000"  # 11.7 s
 
 
 @pytest.fixture
@@ -75,7 +77,7 @@ def test_a_practice_in_the_window_marks_words_live_then_sums_up_shows_progress_a
     tmp_path: Path,
     artifacts_dir: Path,
 ) -> None:
-    entry = next(e for e in speech_manifest if e["id"] == SOURCE_ID)
+    entry = next(e for e in speech_manifest if e["id"] == MARKED_LIVE_ID)
     source = speech_dir / entry["wav"]
     audio, rate = sf.read(str(source), dtype="float32")
     person = tmp_path / "person.wav"  # the person shadows 1.2 s behind

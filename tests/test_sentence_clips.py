@@ -90,8 +90,10 @@ def test_clips_of_real_recordings_start_and_end_with_their_sentence(speech_dir, 
         vad.reset()
         speech = np.flatnonzero(vad.probabilities(audio) >= 0.5) * FRAME_S
         assert speech[0] <= 0.1 and audio.size / rate - speech[-1] <= 0.15, clip  # tight: no silence either side
-        # the clip holds its own words: the stock decode of it gets most of them
-        assert wer(clip["text"], backend.transcribe_stock(audio, beam_size=5)) < 0.35, clip
+        # a sentence's clip holds its own words: the stock decode of it gets most of them (its phrases are cut at the
+        # same word times)
+        if clip["kind"] == "sentence":
+            assert wer(clip["text"], backend.transcribe_stock(audio, beam_size=5)) < 0.35, clip
 
 
 def test_a_part_manifest_holds_its_part_of_the_recordings_with_their_paths(tmp_path) -> None:

@@ -28,6 +28,8 @@ MIC_SOURCE = "virtmic"
 SPEAKER_SINK = "app_out"
 SPEAKER_MONITOR = f"{SPEAKER_SINK}.monitor"
 LOG_NAME = "pulseaudio.log"
+# the server's settings (``start``): rlimit-rttime -1 leaves the real-time threads without a CPU-time limit
+DAEMON_CONF = "realtime-scheduling = yes\nhigh-priority = yes\nrlimit-rttime = -1\n"
 
 REQUIRED_TOOLS = ("pulseaudio", "pactl", "paplay", "parec")
 DEVICE_MODULES = (  # the virtual devices, in the order they are loaded (the microphone remaps the feed's monitor)
@@ -169,16 +171,19 @@ def start(runtime_dir: Path | None = None) -> VirtualAudio:
     """Start a private PulseAudio server (no system or user config, its own socket) with the virtual devices; in
     ``runtime_dir`` (its socket, so clients pointed at it find it again) when one is given, else a new folder.
 
-    Neither real-time scheduling nor the CPU limiter: run as root, PulseAudio's device threads take SCHED_RR with a
-    200 ms RLIMIT_RTTIME, and on a loaded VM whose vCPU the host preempts that budget can be charged while the thread
-    waits, and the kernel kills the server mid-suite (every later audio test then fails at once)."""
+    Real-time device threads (as a desktop's server has them: the audio keeps its timing while the models load both
+    cores) but with no RLIMIT_RTTIME and no CPU limiter: run as root, PulseAudio gives its SCHED_RR threads a 200 ms
+    RLIMIT_RTTIME, which a loaded VM whose vCPU the host preempts can spend while a thread waits, and the kernel then
+    kills the server mid-suite (every later audio test failed at once)."""
     runtime_dir = runtime_dir or Path(tempfile.mkdtemp(prefix="liveshadow-pulse-"))
     socket = runtime_dir / "native"
+    config = runtime_dir / ".config" / "pulse"
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "daemon.conf").write_text(DAEMON_CONF)
     log_file = open(runtime_dir / LOG_NAME, "ab")  # noqa: SIM115 (owned by the process)
     cmd = [
         "pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit", "--disable-shm=true",
-        "--use-pid-file=false", "--log-target=stderr", "--realtime=false", "--high-priority=false",
-        "--no-cpu-limit=true",
+        "--use-pid-file=false", "--log-target=stderr", "--no-cpu-limit=true",
         "-L", f"module-native-protocol-unix socket={socket} auth-anonymous=1",
         *(part for module, arguments in DEVICE_MODULES for part in ("-L", f"{module} {arguments}")),
     ]  # fmt: skip
