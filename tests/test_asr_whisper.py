@@ -107,3 +107,30 @@ def test_a_short_utterance_repeated_into_the_padding_is_not_kept_on_the_audio(wh
     decodes = [[w.key for w in whisper.transcribe(buffer[:n])] for n in ends]
     # here every decode is "he was"; before, 4 of the 10 had more ("he was he", "he was he was")
     assert sum(keys != ["he", "was"] for keys in decodes) <= 1, decodes
+
+
+def test_a_failed_decode_is_retried_at_whispers_temperatures_only_when_asked(
+    whisper, speech_manifest, speech_dir
+) -> None:
+    """``fallback_max_temperature``: a step's decode gets faster-whisper's retry at 0.2, 0.4, ... (a lever measured
+    in docs/RESULTS.md, off); by default a step is decoded once, at temperature 0."""
+    from engine.audio.io import load_audio
+
+    audio = load_audio(speech_dir / next(e for e in speech_manifest if e["id"] == "ls_61-70968-0000")["wav"])
+    asked: list[dict] = []
+    transcribe = whisper._model.transcribe
+
+    def recording(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        asked.append(kwargs)
+        return transcribe(*args, **kwargs)
+
+    whisper._model.transcribe = recording
+    try:
+        assert whisper.transcribe(audio)
+        with whisper.settings(fallback_max_temperature=0.4):
+            assert whisper.transcribe(audio)
+        assert whisper.fallback_max_temperature == 0.0  # put back
+    finally:
+        del whisper._model.transcribe
+    assert [a["temperature"] for a in asked] == [(0.0,), (0.0, 0.2, 0.4)]
+    assert {a["log_prob_threshold"] for a in asked} == {-1.0}

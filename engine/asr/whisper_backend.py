@@ -183,6 +183,11 @@ class WhisperBackend:
         self.padding_s = padding_s
         self.max_new_tokens = max_new_tokens
         self.beam_size = beam_size  # 1: greedy
+        # Whisper's own retry of a failed decode (its tokens' mean log-probability under FAILED_DECODE_LOGPROB, or a
+        # compression ratio over 2.4, as a loop has) at temperatures 0.2, 0.4, ... up to this one; 0: a step is
+        # decoded once (a later step hears the words again). Off: at 1.0 it heard one more word of the sentence
+        # clips and its retried steps put the commit latency median at 3.96 s (docs/RESULTS.md, the short window).
+        self.fallback_max_temperature = 0.0
         self._encode_frames: int | None = None
         self.multilingual = bool(self._model.model.is_multilingual)
         if not self.multilingual and task != "transcribe":
@@ -214,9 +219,10 @@ class WhisperBackend:
 
     @contextmanager
     def settings(self, **changes: float | int | None) -> Iterator[None]:
-        """The decode with some settings changed (``beam_size``, ``max_new_tokens``, ``padding_s``), put back
-        afterwards: one model decoding several ways in one run (``bench asr --ablate``)."""
-        unknown = set(changes) - {"beam_size", "max_new_tokens", "padding_s"}
+        """The decode with some settings changed (``beam_size``, ``max_new_tokens``, ``padding_s``,
+        ``fallback_max_temperature``), put back afterwards: one model decoding several ways in one run (``bench asr
+        --ablate``)."""
+        unknown = set(changes) - {"beam_size", "max_new_tokens", "padding_s", "fallback_max_temperature"}
         if unknown:
             raise AsrError(f"no such decode setting: {', '.join(sorted(unknown))}")
         before = {name: getattr(self, name) for name in changes}
@@ -227,6 +233,11 @@ class WhisperBackend:
         finally:
             for name, value in before.items():
                 setattr(self, name, value)
+
+    def _temperatures(self) -> tuple[float, ...]:
+        """0 first, then (``fallback_max_temperature`` > 0) Whisper's 0.2 steps up to it."""
+        steps = round(max(self.fallback_max_temperature, 0.0) / 0.2)
+        return tuple(round(0.2 * i, 1) for i in range(steps + 1))
 
     def languages(self) -> list[str]:
         """The language codes this model knows."""
@@ -306,7 +317,8 @@ class WhisperBackend:
             language=self.language,
             task=self.task,
             beam_size=decode.beam_size if decode is not None and decode.beam_size else self.beam_size,
-            temperature=0.0,
+            temperature=self._temperatures(),
+            log_prob_threshold=FAILED_DECODE_LOGPROB,
             without_timestamps=True,
             word_timestamps=True,
             condition_on_previous_text=False,
