@@ -15,7 +15,7 @@ import pytest
 # Before anything imports Qt or reads a folder: offscreen Qt, and no test touches the user's real files.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # the benchmarks' speed probe times 9 rounds of fixed work before and after each run; the tests check that it is
-# there and reported, not the machine's speed, so 2 rounds do (about 20 s saved per benchmark run)
+# there and reported, not the machine's speed, so one round does (about 20 s saved per benchmark run)
 os.environ.setdefault("LIVESHADOW_PROBE_ROUNDS", "1")
 _PRIVATE_ROOT = Path(tempfile.mkdtemp(prefix="liveshadow-tests-"))
 for _name in ("CONFIG", "CACHE", "LOG", "DATA"):
