@@ -32,6 +32,34 @@ pytestmark = [pytest.mark.audio, pytest.mark.slow]
 RECORDING = "ls_2412-153948-0000"  # 11.7 s: the speaker is still talking when the headset goes
 
 
+class _SpeakerLevel:
+    """How long the virtual speaker has played sound (20 ms frames above -40 dBFS), read from its monitor."""
+
+    def __init__(self, audio: va.VirtualAudio) -> None:
+        self.voiced_s = 0.0
+        self._process = subprocess.Popen(
+            ["parec", f"--device={va.SPEAKER_MONITOR}", "--rate=16000", "--channels=1", "--format=s16le", "--raw",
+             "--latency-msec=20"], env=audio.env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        self._thread = threading.Thread(target=self._read, daemon=True)
+
+    def __enter__(self) -> _SpeakerLevel:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._process.kill()
+        self._process.wait()
+        self._thread.join(timeout=5)
+
+    def _read(self) -> None:
+        assert self._process.stdout is not None
+        while data := self._process.stdout.read(640):  # 20 ms
+            frame = np.frombuffer(data[: len(data) // 2 * 2], dtype="<i2").astype(np.float32) / 32768
+            if frame.size and float(np.sqrt(np.mean(frame**2))) > 0.01:
+                self.voiced_s += frame.size / 16000
+
+
 def _wait_for(condition, timeout_s: float) -> bool:  # noqa: ANN001
     deadline = time.monotonic() + timeout_s
     while not condition():
@@ -218,9 +246,10 @@ def test_the_command_line_playing_a_recording_writes_its_report_when_the_speaker
     process = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                env=disposable_audio.env())  # fmt: skip
     try:
-        # the voice has begun once its stream is on the server (the models load first)
-        assert _wait_for(lambda: disposable_audio.pactl("list", "short", "sink-inputs").strip(), 120)
-        time.sleep(3.0)  # the recording is 11.7 s: the voice is mid-sentence
+        # the voice is mid-sentence once the speaker has played a second and a half of it (a fixed 3 s after its
+        # stream opened was, on a slow run, before its first word)
+        with _SpeakerLevel(disposable_audio) as speaker:
+            assert _wait_for(lambda: speaker.voiced_s >= 1.5, 120), speaker.voiced_s
         disposable_audio.remove_devices()
         out, err = process.communicate(timeout=60)
     finally:
