@@ -145,22 +145,21 @@ def virtual_audio(shared_sound_server: va.VirtualAudio) -> Iterator[va.VirtualAu
     """The virtual microphone and speaker every audio test shares. A server that exits during a test fails that
     test, with what the server logged, and is started again so the tests after it run on a live one."""
     audio = shared_sound_server
-    if audio.process.poll() is not None:  # exited between tests (after the last check)
-        code, tail = audio.process.returncode, va.log_tail(audio)
-        _restart(audio)
-        pytest.fail(f"the shared PulseAudio server had exited ({code}) before this test; its log ends:\n{tail}")
+    _fail_if_exited(audio, "had exited before this test")  # after the last test's check
     yield audio
-    if audio.process.poll() is not None:
-        code, tail = audio.process.returncode, va.log_tail(audio)
-        _restart(audio)
-        pytest.fail(f"the shared PulseAudio server exited ({code}) during this test; its log ends:\n{tail}")
+    _fail_if_exited(audio, "exited during this test")
 
 
-def _restart(audio: va.VirtualAudio) -> None:
+def _fail_if_exited(audio: va.VirtualAudio, when: str) -> None:
+    """A server that exited is started again (the tests after run on a live one), and the test fails saying so."""
     from engine.audio.devices import rescan
 
+    if audio.process.poll() is None:
+        return
+    code, tail = audio.process.returncode, va.log_tail(audio)
     va.restart(audio)
     rescan()
+    pytest.fail(f"the shared PulseAudio server {when} ({code}); its log ends:\n{tail}")
 
 
 @pytest.fixture

@@ -32,34 +32,6 @@ pytestmark = [pytest.mark.audio, pytest.mark.slow]
 RECORDING = "ls_2412-153948-0000"  # 11.7 s: the speaker is still talking when the headset goes
 
 
-class _SpeakerLevel:
-    """How long the virtual speaker has played sound (20 ms frames above -40 dBFS), read from its monitor."""
-
-    def __init__(self, audio: va.VirtualAudio) -> None:
-        self.voiced_s = 0.0
-        self._process = subprocess.Popen(
-            ["parec", f"--device={va.SPEAKER_MONITOR}", "--rate=16000", "--channels=1", "--format=s16le", "--raw",
-             "--latency-msec=20"], env=audio.env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        self._thread = threading.Thread(target=self._read, daemon=True)
-
-    def __enter__(self) -> _SpeakerLevel:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._process.kill()
-        self._process.wait()
-        self._thread.join(timeout=5)
-
-    def _read(self) -> None:
-        assert self._process.stdout is not None
-        while data := self._process.stdout.read(640):  # 20 ms
-            frame = np.frombuffer(data[: len(data) // 2 * 2], dtype="<i2").astype(np.float32) / 32768
-            if frame.size and float(np.sqrt(np.mean(frame**2))) > 0.01:
-                self.voiced_s += frame.size / 16000
-
-
 def _wait_for(condition, timeout_s: float) -> bool:  # noqa: ANN001
     deadline = time.monotonic() + timeout_s
     while not condition():
@@ -248,7 +220,7 @@ def test_the_command_line_playing_a_recording_writes_its_report_when_the_speaker
     try:
         # the voice is mid-sentence once the speaker has played a second and a half of it (a fixed 3 s after its
         # stream opened was, on a slow run, before its first word)
-        with _SpeakerLevel(disposable_audio) as speaker:
+        with disposable_audio.speaker_level() as speaker:
             assert _wait_for(lambda: speaker.voiced_s >= 1.5, 120), speaker.voiced_s
         disposable_audio.remove_devices()
         out, err = process.communicate(timeout=60)

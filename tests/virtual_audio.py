@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import soundfile as sf
@@ -71,17 +72,17 @@ class VirtualAudio:
         """Wait until ``process`` (a ``parec``) has its recording stream on the server: until then a monitor with no
         listener at a low latency still runs in its long blocks."""
         deadline = time.monotonic() + timeout_s
-        while f"\t{process.pid}\t" not in self._source_output_pids():
+        while str(process.pid) not in self._recording_pids():
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"the listener {process.args!r} did not start recording within {timeout_s} s")
             time.sleep(0.05)
 
-    def _source_output_pids(self) -> str:
-        """Every recording stream as a line holding ``\t<pid>\t`` of the client that made it."""
+    def _recording_pids(self) -> set[str]:
+        """The process ids of the clients with a recording stream on the server."""
         import json
 
         streams = json.loads(self.pactl("--format=json", "list", "source-outputs") or "[]")
-        return "".join(f"\t{s.get('properties', {}).get('application.process.id', '')}\t\n" for s in streams)
+        return {s.get("properties", {}).get("application.process.id", "") for s in streams}
 
     def env(self) -> dict[str, str]:
         return {**os.environ, "PULSE_SERVER": self.server, "XDG_RUNTIME_DIR": str(self.runtime_dir)}
@@ -129,13 +130,7 @@ class VirtualAudio:
         recording goes on for ``tail_s`` after the block.
         """
         out = Path(out_wav)
-        proc = subprocess.Popen(
-            [
-                "parec", f"--device={SPEAKER_MONITOR}", f"--rate={rate}", f"--channels={channels}",
-                "--format=s16le", "--raw", "--latency-msec=20",
-            ],
-            env=self.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        )  # fmt: skip
+        proc = self._read_speaker(rate, channels)
         chunks: list[bytes] = []
         flowing = threading.Event()
 
@@ -165,6 +160,46 @@ class VirtualAudio:
             raw = b"".join(chunks)
             frames = np.frombuffer(raw[: len(raw) // (2 * channels) * 2 * channels], dtype="<i2")
             sf.write(str(out), frames.reshape(-1, channels), rate, subtype="PCM_16")
+
+    @contextmanager
+    def speaker_level(self) -> Iterator[SpeakerLevel]:
+        """How long the virtual speaker has carried sound while the block runs, counted live (``SpeakerLevel``)."""
+        level = SpeakerLevel(self._read_speaker(SpeakerLevel.RATE, 1))
+        thread = threading.Thread(target=level.read, daemon=True)
+        thread.start()
+        try:
+            yield level
+        finally:
+            level.process.kill()
+            level.process.wait()
+            thread.join(timeout=5)
+
+    def _read_speaker(self, rate: int, channels: int) -> subprocess.Popen:
+        """``parec`` of the speaker's monitor: raw 16-bit samples on its stdout."""
+        return subprocess.Popen(
+            [
+                "parec", f"--device={SPEAKER_MONITOR}", f"--rate={rate}", f"--channels={channels}",
+                "--format=s16le", "--raw", "--latency-msec=20",
+            ],
+            env=self.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+
+
+@dataclass
+class SpeakerLevel:
+    """Seconds of sound the speaker's monitor carried (20 ms frames above -40 dBFS), from a ``parec`` process."""
+
+    RATE: ClassVar[int] = 16000
+    process: subprocess.Popen
+    voiced_s: float = 0.0
+
+    def read(self) -> None:
+        assert self.process.stdout is not None
+        frame_bytes = self.RATE // 50 * 2
+        while data := self.process.stdout.read(frame_bytes):
+            frame = np.frombuffer(data[: len(data) // 2 * 2], dtype="<i2").astype(np.float32) / 32768
+            if frame.size and float(np.sqrt(np.mean(frame**2))) > 0.01:
+                self.voiced_s += frame.size / self.RATE
 
 
 def start(runtime_dir: Path | None = None) -> VirtualAudio:
