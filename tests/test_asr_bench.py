@@ -1,4 +1,4 @@
-"""The ASR benchmark on a two-recording manifest: every figure, every policy."""
+"""The ASR benchmark on a two-recording manifest: every figure, every policy, the second pass."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def test_bench_asr_on_a_small_manifest(tmp_path: Path, speech_dir: Path, speech_
               if e["id"] in ("vctk_p226_001", "librivox_ss_0880")]  # fmt: skip
     manifest = tmp_path / "manifest.jsonl"
     manifest.write_text("\n".join(json.dumps(e) for e in chosen) + "\n")
-    report = bench.run_bench(manifest, policies=("la2", "offline"))
+    report = bench.run_bench(manifest, policies=("la2", "offline"), second_pass=True)
     assert report["bench"] == "asr" and report["config"]["recordings"] == 2
     for policy in ("la2", "offline"):
         figures = report["results"][policy]
@@ -38,5 +38,11 @@ def test_bench_asr_on_a_small_manifest(tmp_path: Path, speech_dir: Path, speech_
     assert stock["beam_size"] == 1 and report["results"][m.STOCK_OFFLINE_BEAM5]["beam_size"] == 5
     assert all(stock["texts"][e["id"]] for e in chosen)
     assert report["results"]["la2"][m.WER_OFFLINE] == stock[m.WER_COMMITTED]
+    # la2 with the second decode: it ran on the steps that committed words, and its final text is a transcript
+    second = report["results"][bench.SECOND_PASS_ROW]
+    assert second["second_decodes"] > 3 and second["second_rtf"] > 0
+    assert 0 <= second[m.WER_COMMITTED] <= 0.3 and second["wer_first_pass"] == report["results"]["la2"][m.WER_COMMITTED]
+    assert second[m.COMMIT_LATENCY_S]["n"] > 5 and all(second["texts"].values())
     table = bench.format_table(report)
+    assert bench.SECOND_PASS_ROW in table
     assert "la2" in table and "stock_offline" in table and "windowed_offline" in table

@@ -16,6 +16,7 @@ from engine.asr.commit import make_commit_policy
 from engine.asr.offline import transcribe_long
 from engine.asr.report import commit_latencies
 from engine.asr.run import run_stream
+from engine.asr.second_pass import SecondPass, second_decode
 from engine.asr.streaming import StreamingRecognizer
 from engine.asr.vad import SileroVad
 from engine.asr.whisper_backend import WhisperBackend
@@ -30,6 +31,8 @@ log = logging.getLogger(__name__)
 
 POLICIES = ("la2", "hold2", "waitk", "offline")
 LONG_RECORDING = "librivox_sonnet002"
+SECOND_PASS_ROW = "la2_second_pass"
+SECOND_PASS_BEAMS = 5
 
 
 def load_manifest(path: Path) -> list[dict]:
@@ -81,10 +84,13 @@ def run_bench(
     policies: tuple[str, ...] = POLICIES,
     progress: Callable[[str], None] | None = None,
     ablate: bool = False,
+    second_pass: bool = False,
 ) -> dict:
     """Every policy on every recording, and the reference rows (``ASR_REFERENCES``); each policy's ``wer_offline``
     is ``stock_offline``'s WER, the same model decoding the whole recordings the stock way, in the same run. With
-    ``ablate``, also the rows of ``ablation`` (the report's ``ablation``)."""
+    ``ablate``, also the rows of ``ablation`` (the report's ``ablation``). With ``second_pass``, la2 runs with a
+    second decode (``asr.second_pass``, 5 beams on a backend of its own with one thread, the other core) and the
+    row ``la2_second_pass`` reports its final text."""
     import psutil
 
     process = psutil.Process()
@@ -107,6 +113,8 @@ def run_bench(
     reference_rows = _reference_rows(backend, audio, {e["id"]: e["text"] for e in entries}, offline, windowed_s)
     wer_offline = reference_rows[m.STOCK_OFFLINE][m.WER_COMMITTED]
     results = {}
+    second_backend = WhisperBackend(threads=1) if second_pass and "la2" in policies else None
+    passes: dict[str, SecondPass] = {}
     for policy in policies:
         latencies, hyps, compute, duration, behind, steps_behind = [], [], 0.0, 0.0, [], []
         long_steps: list[float] = []
@@ -124,7 +132,14 @@ def run_bench(
                 if e["id"] == LONG_RECORDING
                 else None
             )
-            run = run_stream(audio[e["id"]], recognizer, SimulatedClock(), on_step=on_step)
+            revising = (
+                SecondPass(second_decode(second_backend, SECOND_PASS_BEAMS))
+                if second_backend is not None and policy == "la2"
+                else None
+            )
+            run = run_stream(audio[e["id"]], recognizer, SimulatedClock(), on_step=on_step, second_pass=revising)
+            if revising is not None:
+                passes[e["id"]] = revising
             latencies.extend(commit_latencies(run.committed, references[e["id"]]))
             hyps.append(" ".join(w.text for w in run.committed))
             texts[e["id"]] = hyps[-1]
@@ -154,6 +169,9 @@ def run_bench(
             },
             "texts": texts,
         }
+    if passes:
+        audio_s = sum(audio[e["id"]].size for e in entries) / SAMPLE_RATE
+        results[SECOND_PASS_ROW] = _second_pass_row(passes, entries, results["la2"], references, audio_s)
     results.update(reference_rows)
     ablation = run_ablation(entries, audio, backend, vad, progress=progress) if ablate else None
     return {
@@ -169,9 +187,33 @@ def run_bench(
     }  # fmt: skip
 
 
+def _second_pass_row(
+    passes: dict[str, SecondPass], entries: list[dict], la2: dict, references: dict, audio_s: float
+) -> dict:
+    """The final text of la2 with the second pass: its WER, the first pass's beside it, what was revised and in
+    time (before the voice would speak it) and the second decode's compute per second of audio."""
+    refs = [e["text"] for e in entries]
+    hyps = [" ".join(w.text for w in passes[e["id"]].words) for e in entries]
+    applied = sum(len(p.revisions) for p in passes.values())
+    late = sum(p.late for p in passes.values())
+    latencies = [x for e in entries for x in commit_latencies(passes[e["id"]].words, references[e["id"]])]
+    return {
+        m.WER_COMMITTED: corpus_wer(refs, hyps),
+        "wer_first_pass": la2[m.WER_COMMITTED],
+        m.COMMIT_LATENCY_S: aggregate(latencies),
+        "first_pass_" + m.COMMIT_LATENCY_S: la2[m.COMMIT_LATENCY_S],
+        "words_revised": sum(p.words_revised for p in passes.values()),
+        "revisions": applied,
+        "revisions_late": late,
+        "second_decodes": sum(p.decodes for p in passes.values()),
+        "second_rtf": sum(p.compute_s for p in passes.values()) / audio_s,
+        "texts": dict(zip([e["id"] for e in entries], hyps, strict=True)),
+    }
+
+
 def format_table(report: dict) -> str:
     results = report["results"]
-    policies = {name: r for name, r in results.items() if name not in m.ASR_REFERENCES}
+    policies = {name: r for name, r in results.items() if name not in (*m.ASR_REFERENCES, SECOND_PASS_ROW)}
     rows = [f"{'policy':<8} {'latency median':>14} {'p90':>6} {'wer_committed':>13} {'wer_offline':>11} "
             f"{'rtf_asr':>7} {'behind max':>10} {'in steps':>8} "
             f"{'step cost 1st/last quarter (sonnet)':>36}"]  # fmt: skip
@@ -187,6 +229,13 @@ def format_table(report: dict) -> str:
             f"{r[m.WER_OFFLINE]:>11.3f} {r[m.RTF_ASR]:>7.2f} {r[m.BEHIND_S]['max']:>10.2f} "
             f"{r['behind_steps']['max']:>8.2f} {cost:>36}"
         )
+    second = results.get(SECOND_PASS_ROW)
+    if second is not None:
+        lat = second[m.COMMIT_LATENCY_S]
+        rows.append(f"{SECOND_PASS_ROW}: wer_committed {second[m.WER_COMMITTED]:.3f} (first pass "
+                    f"{second['wer_first_pass']:.3f}), {second['words_revised']} words revised in "
+                    f"{second['revisions']} revisions ({second['revisions_late']} found too late), latency "
+                    f"{lat['median']:.2f} / {lat['p90']:.2f} s, second rtf {second['second_rtf']:.2f}")  # fmt: skip
     stock = results.get(m.STOCK_OFFLINE)
     for name in m.ASR_REFERENCES:
         r = results.get(name)

@@ -10,6 +10,7 @@ from typing import Protocol
 import numpy as np
 
 from engine.asr.backend import SAMPLE_RATE
+from engine.asr.second_pass import SecondPass
 from engine.asr.streaming import CommittedWord, StepResult, StreamingRecognizer
 from engine.audio.capture import Capture
 from engine.audio.devices import AudioDeviceError
@@ -67,6 +68,7 @@ def run_stream(
     keep_words: bool = True,
     phase_s: float = 0.0,
     process_audio: Callable[[np.ndarray], np.ndarray] | None = None,
+    second_pass: SecondPass | None = None,
 ) -> StreamRun:
     """Audio "arrives" at the pace of the clock (source time = clock time); each step takes all that arrived.
 
@@ -75,6 +77,7 @@ def run_stream(
     ``phase_s``: the first step comes this much after ``min_step_s``, and so do the steps after it while they cost
     less than the step period: where the steps meet the speech, which a live speaker sets at random.
     ``process_audio`` (an echo guard) turns each intake into what the recognizer hears, charged to its step.
+    ``second_pass`` gets every committed word and decodes each step's audio again (``asr.second_pass``).
     """
     if isinstance(audio, np.ndarray):
         audio = np.asarray(audio, np.float32).reshape(-1)
@@ -92,9 +95,9 @@ def run_stream(
         new_audio, fed = audio[fed:arrived], arrived
         if on_audio is not None:
             on_audio(new_audio)
-        _step(run, recognizer, clock, on_step, new_audio, process_audio)  # the intake is charged to the step
+        _step(run, recognizer, clock, on_step, new_audio, process_audio, second_pass)  # intake charged to the step
     run.audio_s = fed / SAMPLE_RATE
-    _finish(run, recognizer, clock, on_step)
+    _finish(run, recognizer, clock, on_step, second_pass)
     return run
 
 
@@ -105,6 +108,7 @@ def _step(
     on_step: Callable[[StepResult], None] | None,
     new_audio: np.ndarray | None = None,
     process_audio: Callable[[np.ndarray], np.ndarray] | None = None,
+    second_pass: SecondPass | None = None,
 ) -> None:
     """One recognizer step on the clock, recorded in ``run``."""
     with clock.compute() as span:
@@ -121,10 +125,29 @@ def _step(
         run.step_buffer_s.append(recognizer.buffer_s)
         run.step_at_s.append(clock.now())
     _record(run, result, span.elapsed_s, clock, on_step)
+    _second_pass(second_pass, recognizer, clock, result.committed)
+
+
+def _second_pass(
+    second_pass: SecondPass | None, recognizer: StreamingRecognizer, clock: Clock, committed: list[CommittedWord]
+) -> None:
+    """The step's committed words to the second pass (stamped as ``_record`` stamps them), which then decodes the
+    step's audio again."""
+    if second_pass is None:
+        return
+    now = clock.now()
+    second_pass.add([replace(w, commit_s=now) for w in committed])
+    if recognizer.last_heard is not None:
+        audio, offset_s = recognizer.last_heard
+        second_pass.revise(audio, offset_s, None, now)
 
 
 def _finish(
-    run: StreamRun, recognizer: StreamingRecognizer, clock: Clock, on_step: Callable[[StepResult], None] | None
+    run: StreamRun,
+    recognizer: StreamingRecognizer,
+    clock: Clock,
+    on_step: Callable[[StepResult], None] | None,
+    second_pass: SecondPass | None = None,
 ) -> None:
     """The input ended: note how far behind the clock is, then commit the rest."""
     run.behind_s = max(clock.now() - run.audio_s, 0.0)
@@ -133,6 +156,7 @@ def _finish(
     run.dropped_audio_s = recognizer.dropped_audio_s
     run.unrecognized_audio_s = recognizer.unrecognized_audio_s
     _record(run, result, span.elapsed_s, clock, on_step)
+    _second_pass(second_pass, recognizer, clock, result.committed)
 
 
 def _record(

@@ -187,6 +187,8 @@ class StreamingRecognizer:
         # An incremental backend (vosk) is fed each block once and keeps its own hypothesis with source times;
         # the buffer then serves only the voice-activity gate and trimming.
         self._incremental = bool(getattr(backend, "incremental", False))
+        # the audio the last decode heard and where it starts on the source clock (a second pass decodes it again)
+        self.last_heard: tuple[np.ndarray, float] | None = None
 
     # ----- audio
     def insert_audio(self, samples: np.ndarray) -> None:
@@ -294,6 +296,7 @@ class StreamingRecognizer:
         if self._incremental:
             words = [w for w in self.backend.hypothesis() if w.end_s > self._offset_s]  # type: ignore[attr-defined]
         else:
+            self.last_heard = (self._buffer[:end], self._offset_s)
             words = [
                 Word(w.text, w.start_s + self._offset_s, w.end_s + self._offset_s)
                 for w in self.backend.transcribe(self._buffer[:end], self._prompt(), self._decode(end))
@@ -322,6 +325,7 @@ class StreamingRecognizer:
 
     def _step(self, now_s: float) -> StepResult:
         result = StepResult()
+        self.last_heard = None
         if not self._has_speech():
             self._drop_quiet()
             result.tentative = list(self._tail)
@@ -442,6 +446,7 @@ class StreamingRecognizer:
     def finish(self, now_s: float) -> StepResult:
         """The input ended: recognize once more and commit everything that is left."""
         result = StepResult()
+        self.last_heard = None
         if self._incremental:
             self.backend.flush()  # type: ignore[attr-defined]
         if self._has_speech() and self._buffer.size:

@@ -56,6 +56,11 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
                        help="bench echo: the voice's echo against the speaker's speech level (-6)")  # fmt: skip
     bench.add_argument("--echo-delay-ms", type=float, metavar="MS",
                        help="bench echo: from the voice playing to the microphone hearing it (60)")  # fmt: skip
+    bench.add_argument("--second-pass", action="store_true",
+                       help="asr: la2 with a second decode (5 beams, the other core) that rewrites committed words "
+                            "the voice has not spoken yet; the row la2_second_pass gives its final text")  # fmt: skip
+    bench.add_argument("--commit-policies", metavar="POLICIES",
+                       help="asr: the commit policies to run (la2,hold2,waitk,offline)")  # fmt: skip
     add_echo_hint(bench)
     add_cpu_slowdown(bench)
     bench.set_defaults(func=_run_bench)
@@ -73,8 +78,8 @@ def _run_bench(args: argparse.Namespace) -> int:
         return fail("--repeat is for bench shadow and bench interpret", EXIT_USAGE)
     if args.repeat < 1:
         return fail(f"--repeat must be at least 1, not {args.repeat}", EXIT_USAGE)
-    if args.ablate and args.stage != "asr":
-        return fail("--ablate is for bench asr", EXIT_USAGE)
+    if args.stage != "asr" and (args.ablate or args.second_pass or args.commit_policies):
+        return fail("--ablate, --second-pass and --commit-policies are for bench asr", EXIT_USAGE)
     if args.part != "all" and args.stage == "tts":
         return fail("--part is for the benchmarks that run on recordings", EXIT_USAGE)
     if args.stage == "interpret":
@@ -157,7 +162,14 @@ def _run_bench(args: argparse.Namespace) -> int:
             runs = "models" if len(presets) <= 1 and len(policies) <= 1 else "runs"
             report = next(iter(reports.values())) if len(reports) == 1 else {"bench": "shadow", runs: reports}
         else:
-            report = stage_bench.run_bench(manifest, progress=progress, ablate=args.ablate)
+            commit = tuple(p.strip() for p in (args.commit_policies or "").split(",") if p.strip())
+            unknown = sorted(set(commit) - set(stage_bench.POLICIES))  # type: ignore[attr-defined]
+            if unknown:
+                return fail(f"unknown commit policy: {', '.join(unknown)} "
+                            f"({', '.join(stage_bench.POLICIES)})", EXIT_USAGE)  # type: ignore[attr-defined]  # fmt: skip
+            report = stage_bench.run_bench(manifest, progress=progress, ablate=args.ablate,  # type: ignore[call-arg]
+                                           policies=commit or stage_bench.POLICIES,  # type: ignore[attr-defined]
+                                           second_pass=args.second_pass)  # fmt: skip
             print(stage_bench.format_table(report))
     else:
         from engine.tts.bench import format_table, run_bench
