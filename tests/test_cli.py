@@ -63,3 +63,15 @@ def test_unwritable_log_dir_is_only_a_warning(tmp_path: Path) -> None:
     result = run_cli("shadow", "x.wav", env={paths.ENV_LOG_DIR: str(blocker / "logs")})
     assert "cannot write the log file" in result.stderr
     assert result.returncode == 1 and "audio file not found: x.wav" in result.stderr  # the command still ran
+
+
+def test_bench_asr_options_are_checked_before_anything_runs(tmp_path: Path) -> None:
+    """A model bench asr does not know, a commit policy that does not exist, an asr option on another bench: a usage
+    error that names them, before any model loads."""
+    for args, said in ((("asr", "--model", "small"), "knows the models tiny.en and base"),
+                       (("asr", "--commit-policies", "la2,la3"), "unknown commit policy: la3"),
+                       (("tts", "--second-pass"), "are for bench asr")):  # fmt: skip
+        manifest = tmp_path / "manifest.jsonl"
+        manifest.write_text("")
+        result = run_cli("bench", *args, *(("--manifest", str(manifest)) if args[0] == "asr" else ()))
+        assert result.returncode == 2 and said in result.stderr, (args, result.stderr)

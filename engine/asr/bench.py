@@ -85,17 +85,26 @@ def run_bench(
     progress: Callable[[str], None] | None = None,
     ablate: bool = False,
     second_pass: bool = False,
+    model: str | None = None,
 ) -> dict:
     """Every policy on every recording, and the reference rows (``ASR_REFERENCES``); each policy's ``wer_offline``
     is ``stock_offline``'s WER, the same model decoding the whole recordings the stock way, in the same run. With
     ``ablate``, also the rows of ``ablation`` (the report's ``ablation``). With ``second_pass``, la2 runs with a
     second decode (``asr.second_pass``, 5 beams on a backend of its own with one thread, the other core) and the
-    row ``la2_second_pass`` reports its final text."""
+    row ``la2_second_pass`` reports its final text. ``model``: "base" for multilingual Whisper base transcribing
+    English in every row (None: the bundled tiny.en)."""
     import psutil
 
     process = psutil.Process()
     entries = load_manifest(manifest)
-    backend = WhisperBackend()
+    model_path = None
+    if model == "base":
+        from engine.asr import whisper_base_model
+
+        model_path = whisper_base_model.model_dir()
+    elif model is not None:
+        raise ValueError(f"bench asr knows the models tiny.en and base, not {model!r}")
+    backend = WhisperBackend(model_path)
     vad = SileroVad()
     audio = {e["id"]: load_audio(e["path"]) for e in entries}
     if progress:
@@ -113,7 +122,7 @@ def run_bench(
     reference_rows = _reference_rows(backend, audio, {e["id"]: e["text"] for e in entries}, offline, windowed_s)
     wer_offline = reference_rows[m.STOCK_OFFLINE][m.WER_COMMITTED]
     results = {}
-    second_backend = WhisperBackend(threads=1) if second_pass and "la2" in policies else None
+    second_backend = WhisperBackend(model_path, threads=1) if second_pass and "la2" in policies else None
     passes: dict[str, SecondPass] = {}
     for policy in policies:
         latencies, hyps, compute, duration, behind, steps_behind = [], [], 0.0, 0.0, [], []
@@ -177,7 +186,8 @@ def run_bench(
     return {
         "bench": "asr",
         "machine": machine_info(),
-        "config": {"backend": "whisper tiny.en int8, short window", "mode": "simulate", "manifest": str(manifest),
+        "config": {"backend": f"whisper {model or 'tiny.en'} int8, short window", "mode": "simulate",
+                   "manifest": str(manifest),
                    "recordings": len(entries), "audio_s": sum(a.size for a in audio.values()) / SAMPLE_RATE,
                    "commit_latency_reference": "manifest word_times where present, else offline ASR word timestamps",
                    "wer_offline": f"{m.STOCK_OFFLINE}: faster-whisper's own transcribe of each whole recording"},

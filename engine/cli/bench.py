@@ -72,8 +72,8 @@ def _run_bench(args: argparse.Namespace) -> int:
         return fail("--cpu-slowdown is for bench shadow, interpret and echo", EXIT_USAGE)
     if args.stage != "echo" and (args.echo_db is not None or args.echo_delay_ms is not None):
         return fail("--echo-db and --echo-delay-ms are for bench echo", EXIT_USAGE)
-    if args.stage != "shadow" and (args.model or args.preset or args.policies):
-        return fail("--model, --preset and --policies are for bench shadow", EXIT_USAGE)
+    if args.stage != "shadow" and (args.preset or args.policies or (args.model and args.stage != "asr")):
+        return fail("--model (also for bench asr), --preset and --policies are for bench shadow", EXIT_USAGE)
     if args.repeat != 1 and args.stage not in ("shadow", "interpret"):
         return fail("--repeat is for bench shadow and bench interpret", EXIT_USAGE)
     if args.repeat < 1:
@@ -162,6 +162,8 @@ def _run_bench(args: argparse.Namespace) -> int:
             runs = "models" if len(presets) <= 1 and len(policies) <= 1 else "runs"
             report = next(iter(reports.values())) if len(reports) == 1 else {"bench": "shadow", runs: reports}
         else:
+            if args.model not in (None, TINY_EN, "base"):
+                return fail(f"bench asr knows the models {TINY_EN} and base, not {args.model!r}", EXIT_USAGE)
             commit = tuple(p.strip() for p in (args.commit_policies or "").split(",") if p.strip())
             unknown = sorted(set(commit) - set(stage_bench.POLICIES))  # type: ignore[attr-defined]
             if unknown:
@@ -169,7 +171,8 @@ def _run_bench(args: argparse.Namespace) -> int:
                             f"({', '.join(stage_bench.POLICIES)})", EXIT_USAGE)  # type: ignore[attr-defined]  # fmt: skip
             report = stage_bench.run_bench(manifest, progress=progress, ablate=args.ablate,  # type: ignore[call-arg]
                                            policies=commit or stage_bench.POLICIES,  # type: ignore[attr-defined]
-                                           second_pass=args.second_pass)  # fmt: skip
+                                           second_pass=args.second_pass,
+                                           model=None if args.model in (None, TINY_EN) else args.model)  # fmt: skip
             print(stage_bench.format_table(report))
     else:
         from engine.tts.bench import format_table, run_bench
