@@ -70,6 +70,7 @@ def test_bench_asr_options_are_checked_before_anything_runs(tmp_path: Path) -> N
     error that names them, before any model loads."""
     for args, said in ((("asr", "--model", "small"), "knows the models tiny.en and base"),
                        (("asr", "--commit-policies", "la2,la3"), "unknown commit policy: la3"),
+                       (("asr", "--commit-policies", "hold2", "--second-pass"), "include la2"),
                        (("tts", "--second-pass"), "are for bench asr")):  # fmt: skip
         manifest = tmp_path / "manifest.jsonl"
         manifest.write_text("")

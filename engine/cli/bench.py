@@ -35,7 +35,9 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     bench.add_argument("--threads", type=int, default=1, help="TTS inference threads (1)")
     bench.add_argument("--manifest", metavar="JSONL", help="recordings for asr and shadow (default ../shared/speech)")
     bench.add_argument(
-        "--model", metavar="MODELS", help="shadow: the recognizer model, or several compared in one run (tiny.en,base)"
+        "--model",
+        metavar="MODELS",
+        help="shadow: the recognizer model, or several compared in one run (tiny.en,base); asr: one of them",
     )
     bench.add_argument("--preset", metavar="PRESETS",
                        help="shadow: presets compared in one run (lowest-lag,balanced,best-voice)")  # fmt: skip
@@ -162,18 +164,24 @@ def _run_bench(args: argparse.Namespace) -> int:
             runs = "models" if len(presets) <= 1 and len(policies) <= 1 else "runs"
             report = next(iter(reports.values())) if len(reports) == 1 else {"bench": "shadow", runs: reports}
         else:
+            from engine.asr import bench as asr_bench
+
             if args.model not in (None, TINY_EN, "base"):
                 return fail(f"bench asr knows the models {TINY_EN} and base, not {args.model!r}", EXIT_USAGE)
-            commit = tuple(p.strip() for p in (args.commit_policies or "").split(",") if p.strip())
-            unknown = sorted(set(commit) - set(stage_bench.POLICIES))  # type: ignore[attr-defined]
+            commit = (
+                tuple(p.strip() for p in (args.commit_policies or "").split(",") if p.strip()) or asr_bench.POLICIES
+            )
+            unknown = sorted(set(commit) - set(asr_bench.POLICIES))
             if unknown:
-                return fail(f"unknown commit policy: {', '.join(unknown)} "
-                            f"({', '.join(stage_bench.POLICIES)})", EXIT_USAGE)  # type: ignore[attr-defined]  # fmt: skip
-            report = stage_bench.run_bench(manifest, progress=progress, ablate=args.ablate,  # type: ignore[call-arg]
-                                           policies=commit or stage_bench.POLICIES,  # type: ignore[attr-defined]
-                                           second_pass=args.second_pass,
-                                           model=None if args.model in (None, TINY_EN) else args.model)  # fmt: skip
-            print(stage_bench.format_table(report))
+                return fail(
+                    f"unknown commit policy: {', '.join(unknown)} ({', '.join(asr_bench.POLICIES)})", EXIT_USAGE
+                )
+            if args.second_pass and "la2" not in commit:
+                return fail("--second-pass revises la2's words: include la2 in --commit-policies", EXIT_USAGE)
+            report = asr_bench.run_bench(manifest, progress=progress, ablate=args.ablate, policies=commit,
+                                         second_pass=args.second_pass,
+                                         model=None if args.model in (None, TINY_EN) else args.model)  # fmt: skip
+            print(asr_bench.format_table(report))
     else:
         from engine.tts.bench import format_table, run_bench
 
