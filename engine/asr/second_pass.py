@@ -1,10 +1,12 @@
 """A second decode of the streaming buffer that rewrites committed words the voice has not spoken yet.
 
-The first pass (``StreamingRecognizer``) commits words from a greedy decode of a short window. Right after a step
-that committed words, the same model decodes the same buffer again with more beams (on the other core: its compute
-is not charged to the first pass) and its words replace committed ones where the two differ, but only words the
-voice cannot have spoken yet: committed less than ``speak_after_s`` before the second decode ends. The transcript
-then holds the second pass's words; the first pass goes on aligning against its own.
+The first pass (``StreamingRecognizer``) commits words from a greedy decode of a short window. After each step
+while a committed word may still be rewritten, the same model decodes the step's buffer again with more beams (on
+the other core: its compute is not charged to the first pass) and its words replace committed ones where the two
+differ, but only words the voice cannot have spoken yet: committed less than ``speak_after_s`` before the second
+decode ends. The transcript then holds the second pass's words; the first pass goes on aligning against its own.
+Measured in ``bench asr --second-pass`` and not used by a session: most differences it finds come too late
+(docs/RESULTS.md, the short window).
 """
 
 from __future__ import annotations
@@ -60,10 +62,8 @@ class SecondPass:
 
     @property
     def words_revised(self) -> int:
-        """Committed words replaced (a revision of two words into three counts two)."""
-        return sum(r.stop - r.start for r in self.revisions) + sum(
-            max(len(r.words) - (r.stop - r.start), 0) for r in self.revisions
-        )
+        """Words changed: per revision, the more of the words it replaced and the words it put in their place."""
+        return sum(max(r.stop - r.start, len(r.words)) for r in self.revisions)
 
     def add(self, committed: Sequence[CommittedWord]) -> None:
         self.words.extend(committed)
