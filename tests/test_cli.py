@@ -71,7 +71,8 @@ def test_bench_asr_options_are_checked_before_anything_runs(tmp_path: Path) -> N
     for args, said in ((("asr", "--model", "small"), "knows the models tiny.en and base"),
                        (("asr", "--commit-policies", "la2,la3"), "unknown commit policy: la3"),
                        (("asr", "--commit-policies", "hold2", "--second-pass"), "include la2"),
-                       (("tts", "--second-pass"), "are for bench asr")):  # fmt: skip
+                       (("tts", "--second-pass"), "are for bench asr"),
+                       (("tts", "--ablate"), "for bench asr and bench echo")):  # fmt: skip
         manifest = tmp_path / "manifest.jsonl"
         manifest.write_text("")
         result = run_cli("bench", *args, *(("--manifest", str(manifest)) if args[0] == "asr" else ()))

@@ -178,7 +178,7 @@ def test_bench_echo_shadows_in_a_room_and_cancel_stops_the_echo(tmp_path, speech
     entry = next(e for e in speech_manifest if e["id"] == "ls_2412-153948-0000")  # 11.7 s
     manifest = tmp_path / "manifest.jsonl"
     manifest.write_text(json.dumps({**entry, "wav": str(speech_dir / entry["wav"])}) + "\n")
-    report = run_bench(manifest, routes=("off", "cancel"), models=shadow_models)
+    report = run_bench(manifest, routes=("off", "cancel"), models=shadow_models, ablate=True)
     off, cancel = report["results"]["off"], report["results"]["cancel"]
     # unguarded, the voice is heard: its words spoken again (9-13 here), or in one CI run none of them but the
     # speaker's words lost under it; either way far from the transcript
@@ -190,6 +190,27 @@ def test_bench_echo_shadows_in_a_room_and_cancel_stops_the_echo(tmp_path, speech
     assert off[m.ERLE_DB] is None and off[m.AEC_COMPUTE_RATIO] is None
     assert cancel[m.EAR_VOICE_LAG_S]["n"] > 10
     assert "cancel" in format_table(report) and report["config"]["echo_db"] == -6.0
+    # the recognizer apart from the session on the cancel route's signals: the speaker alone is heard as read
+    signals = report["ablation"]["signals"]
+    assert set(signals) == {"speaker", "microphone", "cancelled"} and report["ablation"]["recordings"] == 1
+    assert signals["speaker"]["la2"] < 0.2 and signals["speaker"]["stock_offline"] < 0.2, signals
+    assert all(0 <= row["la2"] <= 1 and row["texts"][entry["id"]] for row in signals.values()), signals
+    assert "cancelled" in format_table(report)
+
+
+def test_the_ablations_signals_are_the_speaker_the_microphone_and_the_aligned_canceller_output() -> None:
+    from types import SimpleNamespace
+
+    from engine.pipeline.echo_ablation import heard_signals
+
+    speaker = np.linspace(-0.1, 0.1, 1000, dtype=np.float32)
+    echo = np.full(1000, 0.01, np.float32)
+    room = SimpleNamespace(speaker=speaker, echo=echo, noise_level=0.0)
+    heard = heard_signals("r", "words", room, np.ones(600, np.float32), seed=3)  # type: ignore[arg-type]
+    assert np.array_equal(heard.speaker, speaker) and np.allclose(heard.microphone, speaker + echo)
+    assert heard.cancelled.size == 1000 and heard.cancelled[:600].all() and not heard.cancelled[600:].any()
+    noisy = heard_signals("r", "words", SimpleNamespace(speaker=speaker, echo=echo, noise_level=0.01), np.ones(1), 3)
+    assert 0.005 < float(np.std(noisy.microphone - speaker - echo)) < 0.02
 
 
 @pytest.mark.parametrize(

@@ -53,7 +53,11 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
                             "held back by a hash of their id to confirm them (all)")  # fmt: skip
     bench.add_argument("--ablate", action="store_true",
                        help="asr: also decode the recordings whole and in the streaming recognizer's own segments "
-                            "several ways (stock, full window, cropped, with left context; 1 and 5 beams)")  # fmt: skip
+                            "several ways (stock, full window, cropped, with left context; 1 and 5 beams); echo: "
+                            "also recognize the cancel route's speaker, microphone and canceller output apart from "
+                            "the session")  # fmt: skip
+    bench.add_argument("--routes", metavar="ROUTES",
+                       help="echo: the routes to run (headphones,off,gate,cancel,cancel-webrtc)")  # fmt: skip
     bench.add_argument("--echo-db", type=float, metavar="DB",
                        help="bench echo: the voice's echo against the speaker's speech level (-6)")  # fmt: skip
     bench.add_argument("--echo-delay-ms", type=float, metavar="MS",
@@ -80,8 +84,12 @@ def _run_bench(args: argparse.Namespace) -> int:
         return fail("--repeat is for bench shadow and bench interpret", EXIT_USAGE)
     if args.repeat < 1:
         return fail(f"--repeat must be at least 1, not {args.repeat}", EXIT_USAGE)
-    if args.stage != "asr" and (args.ablate or args.second_pass or args.commit_policies):
-        return fail("--ablate, --second-pass and --commit-policies are for bench asr", EXIT_USAGE)
+    if args.stage != "asr" and (args.second_pass or args.commit_policies):
+        return fail("--second-pass and --commit-policies are for bench asr", EXIT_USAGE)
+    if args.stage not in ("asr", "echo") and args.ablate:
+        return fail("--ablate is for bench asr and bench echo", EXIT_USAGE)
+    if args.stage != "echo" and args.routes:
+        return fail("--routes is for bench echo", EXIT_USAGE)
     if args.part != "all" and args.stage == "tts":
         return fail("--part is for the benchmarks that run on recordings", EXIT_USAGE)
     if args.stage == "interpret":
@@ -115,7 +123,9 @@ def _run_bench(args: argparse.Namespace) -> int:
                 manifest, config,
                 echo_db=-6.0 if args.echo_db is None else args.echo_db,
                 delay_ms=bench_echo.DEFAULT_DELAY_S * 1000 if args.echo_delay_ms is None else args.echo_delay_ms,
-                progress=progress,
+                routes=tuple(r.strip() for r in args.routes.split(",") if r.strip()) if args.routes
+                else bench_echo.ROUTES,
+                progress=progress, ablate=args.ablate,
             )  # fmt: skip
         except ValueError as exc:
             return fail(str(exc), EXIT_USAGE)

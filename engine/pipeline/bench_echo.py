@@ -41,6 +41,7 @@ from engine.metrics import describe_machine, machine_info
 from engine.metrics import names as m
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.echo import EchoMemory
+from engine.pipeline.echo_ablation import HeardSignals, format_echo_ablation, heard_signals, run_echo_ablation
 from engine.pipeline.models import Models
 from engine.pipeline.session import ShadowSession
 from engine.pipeline.shadow import shadow_file
@@ -148,7 +149,10 @@ def run_bench(
     noise_db: float = DEFAULT_NOISE_DB,
     progress: Callable[[str], None] | None = None,
     models: Models | None = None,
+    ablate: bool = False,
 ) -> dict:
+    """Every route on every recording; with ``ablate``, also the recognizer on the ``cancel`` route's signals
+    apart from the session (``echo_ablation``: the report's ``ablation``)."""
     config = config or ShadowConfig()
     unknown = [r for r in routes if r not in ROUTES]
     if unknown:
@@ -165,12 +169,16 @@ def run_bench(
     def run() -> dict:
         level = voice_level(models)
         results = {}
+        ablation: dict | None = None
         for route in routes:
             gain = 0.0 if route == "headphones" else 10 ** (echo_db / 20) / max(level, 1e-9)
             route_config = replace(config, echo_guard=GUARDS[route],
                                    echo_canceller=CANCELLERS.get(route, config.echo_canceller))  # fmt: skip
+            kept = [] if ablate and route == "cancel" else None
             results[route] = _run_route(entries, route_config, models, gain, delay_ms / 1000, rt60_s, noise_db,
-                                        progress, route)  # fmt: skip
+                                        progress, route, kept)  # fmt: skip
+            if kept:
+                ablation = run_echo_ablation(kept, models.backend, models.vad, progress)
         return {
             "bench": "echo",
             "machine": machine_info(),
@@ -178,6 +186,7 @@ def run_bench(
                        "echo_delay_ms": delay_ms, "rt60_s": rt60_s, "noise_db": noise_db,
                        "echo_hint_ms": config.echo_hint_ms, "cpu_slowdown": config.cpu_slowdown},
             "results": results,
+            **({"ablation": ablation} if ablation is not None else {}),
         }  # fmt: skip
 
     return run_probed(models, run, progress)
@@ -193,7 +202,9 @@ def _run_route(
     noise_db: float,
     progress: Callable[[str], None] | None,
     route: str,
+    kept: list[HeardSignals] | None = None,
 ) -> dict:
+    """One route on every recording; ``kept`` (a list) gets each recording's signals for the ablation."""
     reports, echoes, compute, audio, before, after = [], [], 0.0, 0.0, 0.0, 0.0
     per_recording: dict[str, dict] = {}
     models.echo_memory = EchoMemory()  # each route starts cold, in the same room
@@ -220,6 +231,8 @@ def _run_route(
             before, after = before + e_in, after + e_out
             if e_in > 0 and config.echo_guard == "cancel":
                 per_recording[entry["id"]][m.ERLE_DB] = 10 * float(np.log10(e_in / max(e_out, 1e-12)))
+            if kept is not None:
+                kept.append(heard_signals(entry["id"], entry.get("text") or "", room.room, heard, ROOM_SEED + number))
     figures = aggregate_reports(reports, entries)
     return {
         m.WER_COMMITTED: figures[m.WER_COMMITTED],
@@ -256,6 +269,9 @@ def format_table(report: dict) -> str:
         wer_cost = cancel[m.WER_COMMITTED] - head[m.WER_COMMITTED]
         lag_cost = cancel[m.EAR_VOICE_LAG_S]["median"] - head[m.EAR_VOICE_LAG_S]["median"]
         lines.append(f"cancel against headphones: wer_committed {wer_cost:+.3f}, lag median {lag_cost:+.2f} s")
+    if "ablation" in report:
+        lines += ["the recognizer on the cancel route's signals, apart from the session (WER):",
+                  format_echo_ablation(report["ablation"])]  # fmt: skip
     lines.append(probe_text(report))
     slowdown = c.get("cpu_slowdown", 1.0)
     lines.append(
