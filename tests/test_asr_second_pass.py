@@ -54,10 +54,10 @@ def test_align_sees_no_difference_in_punctuation_or_case() -> None:
 def test_a_revision_in_time_rewrites_the_words_and_one_too_late_does_not() -> None:
     audio = np.zeros(3 * SAMPLE_RATE, np.float32)
     for decode_s, expected in ((0.3, "made amiable himself"), (1.5, "made am you himself")):
-        second = SecondPass(lambda _audio, _prompt: timed("made amiable himself"), speak_after_s=1.0,
+        second = SecondPass(lambda _audio: timed("made amiable himself"), speak_after_s=1.0,
                             timer=Ticks(decode_s))  # fmt: skip
         second.add(committed("made am you himself", commit_s=2.0))
-        revisions = second.revise(audio, 0.0, None, now_s=2.0)
+        revisions = second.revise(audio, 0.0, now_s=2.0)
         assert " ".join(w.text for w in second.words) == expected
         assert len(revisions) == (1 if decode_s < 1.0 else 0)
         assert second.late == (0 if decode_s < 1.0 else 1)
@@ -68,11 +68,11 @@ def test_a_revision_in_time_rewrites_the_words_and_one_too_late_does_not() -> No
 
 
 def test_words_the_voice_has_spoken_stay_as_they_were() -> None:
-    second = SecondPass(lambda _audio, _prompt: timed("the sick corpus I have a cold and"), timer=Ticks(0.1))
+    second = SecondPass(lambda _audio: timed("the sick corpus I have a cold and"), timer=Ticks(0.1))
     second.add(committed("this is", commit_s=0.0) + committed("the sic form", commit_s=0.0, start_s=1.0))
     second.add(committed("I have implies and", commit_s=3.0, start_s=2.5))
     # the whole buffer decoded again at 3 s: "the sic form" was committed 3 s ago and spoken; the rest was not
-    second.revise(np.zeros(5 * SAMPLE_RATE, np.float32), 0.0, None, now_s=3.0)
+    second.revise(np.zeros(5 * SAMPLE_RATE, np.float32), 0.0, now_s=3.0)
     assert " ".join(w.text for w in second.words) == "this is the sic form I have a cold and"
     assert second.late == 1
 
@@ -80,14 +80,14 @@ def test_words_the_voice_has_spoken_stay_as_they_were() -> None:
 def test_a_request_while_the_last_decode_runs_is_skipped() -> None:
     calls = []
 
-    def decode(audio: np.ndarray, prompt: str | None) -> list[Word]:
+    def decode(audio: np.ndarray) -> list[Word]:
         calls.append(audio.size)
         return timed("a b c")
 
     second = SecondPass(decode, timer=Ticks(0.8))
     second.add(committed("a b x", commit_s=1.0))
     audio = np.zeros(2 * SAMPLE_RATE, np.float32)
-    second.revise(audio, 0.0, None, now_s=1.0)
+    second.revise(audio, 0.0, now_s=1.0)
     second.add(committed("d", commit_s=1.5, start_s=1.5))
-    assert second.revise(audio, 0.0, None, now_s=1.5) == []  # busy until 1.8 s
+    assert second.revise(audio, 0.0, now_s=1.5) == []  # busy until 1.8 s
     assert len(calls) == 1 and second.busy_until_s == 1.8

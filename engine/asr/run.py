@@ -124,22 +124,19 @@ def _step(
         run.step_compute_s.append(span.elapsed_s)
         run.step_buffer_s.append(recognizer.buffer_s)
         run.step_at_s.append(clock.now())
-    _record(run, result, span.elapsed_s, clock, on_step)
-    _second_pass(second_pass, recognizer, clock, result.committed)
+    stamped = _record(run, result, span.elapsed_s, clock, on_step)
+    _second_pass(second_pass, recognizer, stamped)
 
 
-def _second_pass(
-    second_pass: SecondPass | None, recognizer: StreamingRecognizer, clock: Clock, committed: list[CommittedWord]
-) -> None:
-    """The step's committed words to the second pass (stamped as ``_record`` stamps them), which then decodes the
-    step's audio again."""
+def _second_pass(second_pass: SecondPass | None, recognizer: StreamingRecognizer, stamped: StepResult) -> None:
+    """The step's committed words (as ``_record`` stamped them) to the second pass, which then decodes the step's
+    audio again."""
     if second_pass is None:
         return
-    now = clock.now()
-    second_pass.add([replace(w, commit_s=now) for w in committed])
-    if recognizer.last_heard is not None:
+    second_pass.add(stamped.committed)
+    if recognizer.last_heard is not None and stamped.at_s is not None:
         audio, offset_s = recognizer.last_heard
-        second_pass.revise(audio, offset_s, None, now)
+        second_pass.revise(audio, offset_s, stamped.at_s)
 
 
 def _finish(
@@ -155,8 +152,8 @@ def _finish(
         result = recognizer.finish(now_s=0.0)
     run.dropped_audio_s = recognizer.dropped_audio_s
     run.unrecognized_audio_s = recognizer.unrecognized_audio_s
-    _record(run, result, span.elapsed_s, clock, on_step)
-    _second_pass(second_pass, recognizer, clock, result.committed)
+    stamped = _record(run, result, span.elapsed_s, clock, on_step)
+    _second_pass(second_pass, recognizer, stamped)
 
 
 def _record(
@@ -165,8 +162,9 @@ def _record(
     compute_s: float,
     clock: Clock,
     on_step: Callable[[StepResult], None] | None,
-) -> None:
-    """Commit times are known only after the step's compute is charged: stamp them now, then keep the step."""
+) -> StepResult:
+    """Commit times are known only after the step's compute is charged: stamp them now, then keep the step (and
+    return it as stamped)."""
     now = clock.now()
     stamped = replace(result, committed=[replace(w, commit_s=now) for w in result.committed], at_s=now,
                       compute_s=compute_s)  # fmt: skip
@@ -179,6 +177,7 @@ def _record(
     run.compute_s += compute_s
     if on_step is not None:
         on_step(stamped)
+    return stamped
 
 
 def run_capture(

@@ -45,13 +45,12 @@ class Revision:
 class SecondPass:
     """The final transcript: committed words as the first pass gives them, rewritten by the second decode.
 
-    ``decode(audio, prompt)`` is the second decode (buffer-relative word times); ``timer`` measures its compute.
+    ``decode(audio)`` is the second decode (buffer-relative word times); ``timer`` measures its compute.
     A request that comes while the previous decode still runs is skipped: the next step's will hear more.
     """
 
-    decode: Callable[[np.ndarray, str | None], list[Word]]
+    decode: Callable[[np.ndarray], list[Word]]
     speak_after_s: float = SPEAK_AFTER_S
-    compute_scale: float = 1.0
     timer: Callable[[], float] = time.perf_counter
     words: list[CommittedWord] = field(default_factory=list)
     revisions: list[Revision] = field(default_factory=list)
@@ -68,7 +67,7 @@ class SecondPass:
     def add(self, committed: Sequence[CommittedWord]) -> None:
         self.words.extend(committed)
 
-    def revise(self, buffer: np.ndarray, offset_s: float, prompt: str | None, now_s: float) -> list[Revision]:
+    def revise(self, buffer: np.ndarray, offset_s: float, now_s: float) -> list[Revision]:
         """Decode ``buffer`` (source audio from ``offset_s``) again and apply what differs in the committed words
         still revisable when the decode ends (``now_s`` is when it starts, the first pass's step just done)."""
         if now_s < self.busy_until_s or buffer.size < SAMPLE_RATE // 10:
@@ -81,20 +80,20 @@ class SecondPass:
         if first == len(self.words):
             return []
         start = self.timer()
-        heard = [Word(w.text, w.start_s + offset_s, w.end_s + offset_s) for w in self.decode(buffer, prompt)]
-        elapsed = (self.timer() - start) * self.compute_scale
+        heard = [Word(w.text, w.start_s + offset_s, w.end_s + offset_s) for w in self.decode(buffer)]
+        elapsed = self.timer() - start
         self.decodes += 1
         self.compute_s += elapsed
         landed = now_s + elapsed
         self.busy_until_s = landed
         found = align(self.words[first:], heard, first)
+        heard_s = offset_s + buffer.size / SAMPLE_RATE
         applied = []
         for start_i, stop_i, new in reversed(found):  # from the end, so earlier indices stay valid
             if not self._revisable(start_i, stop_i, landed):
                 self.late += 1
                 continue
             commit_s = min(w.commit_s for w in self.words[start_i:stop_i]) if stop_i > start_i else landed
-            heard_s = offset_s + buffer.size / SAMPLE_RATE
             words = tuple(CommittedWord(w.text, w.start_s, w.end_s, commit_s, heard_s=heard_s) for w in new)
             if words and stop_i > start_i:
                 words = words[:-1] + (replace(words[-1], pause_after=self.words[stop_i - 1].pause_after),)
@@ -136,10 +135,11 @@ def align(
     return found
 
 
-def second_decode(backend: object, beam_size: int = 5) -> Callable[[np.ndarray, str | None], list[Word]]:
-    """The second decode: the backend's step decode of the whole buffer with ``beam_size`` beams."""
+def second_decode(backend: object, beam_size: int = 5) -> Callable[[np.ndarray], list[Word]]:
+    """The second decode: the backend's step decode of the whole buffer with ``beam_size`` beams, no prompt (as
+    the first pass decodes)."""
 
-    def decode(audio: np.ndarray, prompt: str | None) -> list[Word]:
-        return backend.transcribe(audio, prompt, StepDecode(beam_size))  # type: ignore[attr-defined]
+    def decode(audio: np.ndarray) -> list[Word]:
+        return backend.transcribe(audio, None, StepDecode(beam_size))  # type: ignore[attr-defined]
 
     return decode
