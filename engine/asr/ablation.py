@@ -32,13 +32,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.asr.backend import SAMPLE_RATE, StepDecode
-from engine.asr.commit import make_commit_policy
-from engine.asr.run import run_stream
-from engine.asr.streaming import StepResult, StreamingRecognizer
+from engine.asr.run import run_policy
+from engine.asr.streaming import StepResult
 from engine.asr.vad import FRAME, SileroVad, speech_flags
 from engine.asr.whisper_backend import WhisperBackend
 from engine.asr.words import Word, match_times
-from engine.clock import SimulatedClock
 from engine.metrics.wer import word_errors
 
 log = logging.getLogger(__name__)
@@ -170,13 +168,11 @@ def run_ablation(
         if progress:
             progress(f"ablation: la2 {number}/{len(ids)} {i}")
         starts: list[float] = []
-        vad.reset()
 
         def on_step(step: StepResult, starts: list[float] = starts) -> None:
             starts.append(step.buffer_start_s)
 
-        run = run_stream(audio[i], StreamingRecognizer(backend, make_commit_policy("la2"), vad), SimulatedClock(),
-                         on_step=on_step)  # fmt: skip
+        run = run_policy(audio[i], backend, vad, on_step=on_step)
         segments[i] = buffer_segments(starts, audio[i].size)
         la2_words[i] = [Word(w.text, w.start_s, w.end_s) for w in run.committed]
         flags[i] = speech_flags(audio[i], vad)

@@ -12,17 +12,14 @@ import numpy as np
 
 from engine.asr.ablation import format_ablation, run_ablation
 from engine.asr.backend import SAMPLE_RATE
-from engine.asr.commit import make_commit_policy
 from engine.asr.offline import transcribe_long
 from engine.asr.report import commit_latencies
-from engine.asr.run import run_stream
+from engine.asr.run import run_policy
 from engine.asr.second_pass import SecondPass, second_decode
-from engine.asr.streaming import StreamingRecognizer
 from engine.asr.vad import SileroVad
 from engine.asr.whisper_backend import WhisperBackend
 from engine.asr.words import Word
 from engine.audio.io import load_audio
-from engine.clock import SimulatedClock
 from engine.metrics import aggregate, describe_machine, machine_info
 from engine.metrics import names as m
 from engine.metrics.wer import corpus_wer
@@ -48,9 +45,7 @@ def _no_speech_commits(backend: WhisperBackend, vad: SileroVad) -> dict[str, int
                "noise_10s": (0.03 * rng.standard_normal(160_000)).astype(np.float32)}  # fmt: skip
     counts = {}
     for name, audio in signals.items():
-        vad.reset()
-        run = run_stream(audio, StreamingRecognizer(backend, make_commit_policy("la2"), vad), SimulatedClock())
-        counts[name] = len(run.committed)
+        counts[name] = len(run_policy(audio, backend, vad).committed)
     return counts
 
 
@@ -133,8 +128,6 @@ def run_bench(
         for number, e in enumerate(entries, 1):
             if progress:
                 progress(f"{policy}: {number}/{len(entries)} {e['id']}")
-            vad.reset()
-            recognizer = StreamingRecognizer(backend, make_commit_policy(policy), vad)
             rss: list[float] = []
             on_step = (
                 (lambda _step, rss=rss: rss.append(process.memory_info().rss / 1e6))
@@ -146,7 +139,7 @@ def run_bench(
                 if second_backend is not None and policy == "la2"
                 else None
             )
-            run = run_stream(audio[e["id"]], recognizer, SimulatedClock(), on_step=on_step, second_pass=revising)
+            run = run_policy(audio[e["id"]], backend, vad, policy, on_step=on_step, second_pass=revising)
             if revising is not None:
                 passes[e["id"]] = revising
             latencies.extend(commit_latencies(run.committed, references[e["id"]]))

@@ -9,12 +9,14 @@ from typing import Protocol
 
 import numpy as np
 
-from engine.asr.backend import SAMPLE_RATE
+from engine.asr.backend import SAMPLE_RATE, AsrBackend
+from engine.asr.commit import make_commit_policy
 from engine.asr.second_pass import SecondPass
 from engine.asr.streaming import CommittedWord, StepResult, StreamingRecognizer
+from engine.asr.vad import SileroVad
 from engine.audio.capture import Capture
 from engine.audio.devices import AudioDeviceError
-from engine.clock import Clock
+from engine.clock import Clock, SimulatedClock
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +101,21 @@ def run_stream(
     run.audio_s = fed / SAMPLE_RATE
     _finish(run, recognizer, clock, on_step, second_pass)
     return run
+
+
+def run_policy(
+    audio: np.ndarray,
+    backend: AsrBackend,
+    vad: SileroVad,
+    policy: str = "la2",
+    on_step: Callable[[StepResult], None] | None = None,
+    second_pass: SecondPass | None = None,
+) -> StreamRun:
+    """``audio`` through a fresh recognizer with the commit ``policy`` (default settings) on ``backend`` and
+    ``vad`` (reset first), on a compute-aware clock of its own: a benchmark's streaming run of one recording."""
+    vad.reset()
+    recognizer = StreamingRecognizer(backend, make_commit_policy(policy), vad)
+    return run_stream(audio, recognizer, SimulatedClock(), on_step=on_step, second_pass=second_pass)
 
 
 def _step(

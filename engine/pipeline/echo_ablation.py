@@ -17,11 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.asr.commit import make_commit_policy
-from engine.asr.run import run_stream
-from engine.asr.streaming import StreamingRecognizer
+from engine.asr.backend import AsrBackend
+from engine.asr.run import run_policy
+from engine.asr.vad import SileroVad
 from engine.audio.room import RoomMicrophone
-from engine.clock import SimulatedClock
 from engine.metrics.wer import corpus_wer
 
 log = logging.getLogger(__name__)
@@ -54,8 +53,8 @@ def heard_signals(recording: str, text: str, room: RoomMicrophone, cancelled: np
 
 def run_echo_ablation(
     kept: list[HeardSignals],
-    backend: object,
-    vad: object,
+    backend: AsrBackend,
+    vad: SileroVad,
     progress: Callable[[str], None] | None = None,
 ) -> dict:
     """Per signal, la2's and the stock decode's corpus WER over the recordings (and their texts)."""
@@ -66,9 +65,7 @@ def run_echo_ablation(
             progress(f"ablation: {name}")
         streamed, stock = [], []
         for k in kept:
-            vad.reset()  # type: ignore[attr-defined]
-            recognizer = StreamingRecognizer(backend, make_commit_policy("la2"), vad)  # type: ignore[arg-type]
-            run = run_stream(k.signal(name), recognizer, SimulatedClock())
+            run = run_policy(k.signal(name), backend, vad)
             streamed.append(" ".join(w.text for w in run.committed))
             stock.append(backend.transcribe_stock(k.signal(name)))  # type: ignore[attr-defined]
         rows[name] = {"la2": corpus_wer(refs, streamed), "stock_offline": corpus_wer(refs, stock),
