@@ -24,6 +24,7 @@ from engine.pipeline.models import Models
 from engine.pipeline.records import MeterSnapshot, SessionListener, State, WordRecord
 from engine.pipeline.session import ShadowSession
 from engine.pipeline.sources import MIC, LiveSource, ducked, open_source
+from engine.practice.reference import transcript_beside
 from engine.tts.voice import TwoStageVoice
 
 log = logging.getLogger(__name__)
@@ -36,13 +37,10 @@ def sessions_dir() -> Path:
 
 
 def reference_text(recording: str | Path) -> str | None:
-    """What a recording says, when a transcript with its name and ``.txt`` lies beside it (for ``wer_committed``)."""
-    path = Path(recording).with_suffix(".txt")
-    try:
-        return path.read_text(encoding="utf-8").strip() or None if path.is_file() else None
-    except (OSError, UnicodeDecodeError):
-        log.warning("cannot read the reference transcript %s", path)
-        return None
+    """What a recording says, when a transcript with its name lies beside it (``.txt``, ``.srt`` or ``.vtt``; for
+    ``wer_committed``)."""
+    beside = transcript_beside(Path(recording))
+    return beside[0] if beside else None
 
 
 class _Relay(SessionListener):

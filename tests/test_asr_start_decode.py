@@ -56,10 +56,22 @@ def test_a_slow_machines_pace_gives_up_the_beams_but_keeps_the_window() -> None:
         assert decode.min_window_s == (12.0 if seconds <= START.start_s else 0.0)
 
 
-def test_by_default_every_step_is_cropped() -> None:
-    """The start settings heard more of the sentence clips but not of every held-back set (docs/RESULTS.md: the
-    short window), so they are off."""
-    assert {decode for _, decode in _stream(StreamConfig()).asked} == {StepDecode(None, 0.0)}
+@pytest.mark.parametrize("finish_window_s", [0.0, 12.0])
+def test_by_default_every_step_is_cropped_and_the_finish_window_reaches_only_the_last_decode(
+    finish_window_s: float,
+) -> None:
+    """The start settings and the finish window heard more of the sentence clips but not of every set
+    (docs/RESULTS.md: the short window), so they are off by default."""
+    backend = Decodes()
+    config = StreamConfig() if finish_window_s == 0.0 else StreamConfig(finish_window_s=finish_window_s)
+    recognizer = StreamingRecognizer(backend, make_commit_policy("la2"), None, config)  # type: ignore[arg-type]
+    for n in range(6):
+        recognizer.insert_audio(np.full(SAMPLE_RATE // 2, 0.1, np.float32))
+        recognizer.step((n + 1) * 0.5)
+    steps = len(backend.asked)
+    recognizer.finish(3.5)
+    assert steps and {decode for _, decode in backend.asked[:steps]} == {StepDecode(None, 0.0)}
+    assert [decode for _, decode in backend.asked[steps:]] == [StepDecode(None, finish_window_s)]
 
 
 @pytest.mark.slow
@@ -107,3 +119,27 @@ def test_a_sentence_start_the_cropped_window_mishears_is_heard_with_the_start_se
     n = len(first_words.split())
     assert heard["start"][:n] == first_words.split(), heard
     assert heard["cropped"][:n] != first_words.split(), heard
+
+
+@pytest.mark.slow
+def test_a_short_clips_last_words_the_cropped_last_decode_loses_are_heard_with_the_finish_window(
+    whisper, speech_dir
+) -> None:
+    """"he was not an ill disposed young man", cut tight from ``../shared/speech`` as ``sentence-clips`` cuts it:
+    the last decode of the cropped window stops at "he was not an"; with ``finish_window_s`` (off by default: not
+    better on every set) it hears the rest."""
+    from engine.asr.run import run_stream
+    from engine.asr.vad import SileroVad
+    from engine.asr.words import normalize_token
+    from engine.audio.io import load_audio
+    from engine.clock import SimulatedClock
+
+    audio = load_audio(speech_dir / "wav" / "librivox_ss_0880.wav")
+    clip = audio[int(0.224 * SAMPLE_RATE) : int(2.88 * SAMPLE_RATE)]
+    heard = {}
+    for name, config in (("cropped", StreamConfig()), ("finish", StreamConfig(finish_window_s=12.0))):
+        recognizer = StreamingRecognizer(whisper, make_commit_policy("la2"), SileroVad(), config)
+        run = run_stream(clip, recognizer, SimulatedClock(timer=lambda: 0.0))  # every step 0.5 s apart, run to run
+        heard[name] = [normalize_token(w.text) for w in run.committed]
+    assert heard["finish"][-2:] == ["young", "man"], heard
+    assert "young" not in heard["cropped"], heard

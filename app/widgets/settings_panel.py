@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from engine.asr.languages import COMMON_LANGUAGES
+from engine.audio.media import FILE_FILTER
 from engine.modelstore.store import RECOGNIZER, VOICE, ModelInfo
 from engine.pipeline.config import AUTO_LANGUAGE, ECHO_GUARDS, ShadowConfig
 from engine.pipeline.presets import CUSTOM, PRESETS, Preset, matching, preset
@@ -92,7 +93,7 @@ class SettingsPanel(QWidget):
         self.source_file = QLineEdit()
         self.source_file.setPlaceholderText("a WAV/FLAC recording to shadow")
         self.source_browse = QPushButton("Browse…")
-        self.source_browse.clicked.connect(lambda: self._browse(self.source_file, "Recordings (*.wav *.flac *.ogg)"))
+        self.source_browse.clicked.connect(lambda: self._browse(self.source_file, FILE_FILTER))
         self.mode = QComboBox()
         self.mode.addItems([MODE_SHADOW, MODE_INTERPRET, MODE_PRACTISE, MODE_PRACTISE_INTERPRET])
         self.mode.setToolTip(

@@ -16,7 +16,8 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     practice = sub.add_parser(
         "practice", parents=[common], help="score a person's shadowing of a recording: ear-voice span, words missed"
     )
-    practice.add_argument("source", nargs="?", help="the recording that was shadowed (WAV, FLAC, OGG)")
+    practice.add_argument("source", nargs="?",
+                          help="the recording shadowed (WAV, FLAC, MP3, M4A, Opus, a video's sound)")  # fmt: skip
     practice.add_argument("--voice", metavar="ATTEMPT",
                           help="the person's recording, begun when the source began (else --offset-s)")  # fmt: skip
     practice.add_argument(
@@ -47,6 +48,8 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     practice.add_argument("--record", metavar="DIR", help="--live: keep your recording and the report here")
     practice.add_argument("--json", action="store_true", help="print the whole report as JSON")
     practice.add_argument("--report", metavar="JSON", help="also write the whole report here")
+    practice.add_argument("--export", metavar="DIR",
+                          help="also write the attempt as a Praat TextGrid, an ELAN .eaf and a CSV here")  # fmt: skip
     practice.add_argument("--history", action="store_true", help="list the past attempts at SOURCE (progress)")
     practice.add_argument("--no-history", action="store_true", help="do not keep this attempt in the history")
     practice.set_defaults(func=run)
@@ -83,6 +86,9 @@ def run(args: argparse.Namespace) -> int:
     if args.report and not Path(args.report).resolve().parent.is_dir():
         print(f"liveshadow: the folder of {args.report} does not exist", file=sys.stderr)
         return EXIT_USAGE
+    if args.export and args.interpret:
+        print("liveshadow: --export is for shadowing practice (interpreting is scored per sentence)", file=sys.stderr)
+        return EXIT_USAGE
     try:
         if args.live:
             report = run_live(args)
@@ -112,6 +118,16 @@ def finish(args: argparse.Namespace, report: dict, source: Path) -> int:
     text = json.dumps(report, indent=1, allow_nan=False)
     if args.report:
         Path(args.report).write_text(text, encoding="utf-8")
+    if getattr(args, "export", None):
+        from engine.practice.export import export
+
+        media = [source] + [Path(report[k]) for k in ("attempt", "recording") if report.get(k)]
+        try:
+            written = export(report, Path(args.export), media)
+        except OSError as exc:  # the score is still printed
+            print(f"liveshadow: the export was not written: {exc}", file=sys.stderr)
+        else:
+            print(f"liveshadow: exported {', '.join(p.name for p in written)} to {args.export}", file=sys.stderr)
     if args.json:
         print(text)
         return EXIT_OK

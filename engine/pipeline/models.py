@@ -43,12 +43,12 @@ def load_backend(config: ShadowConfig) -> AsrBackend:
 
 def stream_config(config: ShadowConfig) -> StreamConfig:
     """The recognizer's settings for ``config``'s mode: interpreting has its pause endpoint and its hold bound's way
-    of committing, and decodes as it was measured (no window floor, no full window or beams at a buffer's start: the
-    translating decode was not measured with them)."""
+    of committing, and decodes as it was measured (no window floor, no full window or beams at a buffer's start, no
+    finish window: the translating decode was not measured with them)."""
     if config.translate_from is None:
         return StreamConfig(endpoint_s=config.endpoint_s, force_previous=config.force_previous)
     return StreamConfig(endpoint_s=config.endpoint_s, force_previous=config.force_previous, min_window_s=0.0,
-                        start_beam_size=0, start_window_s=0.0, start_s=0.0)  # fmt: skip
+                        start_beam_size=0, start_window_s=0.0, start_s=0.0, finish_window_s=0.0)  # fmt: skip
 
 
 def streaming_recognizer(backend: AsrBackend, vad: SileroVad, config: ShadowConfig) -> StreamingRecognizer:

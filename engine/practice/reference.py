@@ -1,5 +1,5 @@
-"""The source's words with their times: the reference transcript (a ``.txt`` beside the recording, or the manifest's
-text) timed by the recognizer's words, else the recognizer's words themselves.
+"""The source's words with their times: the reference transcript (a ``.txt``, ``.srt`` or ``.vtt`` beside the
+recording, or the manifest's text) timed by the recognizer's words, else the recognizer's words themselves.
 
 The times come from the same recognizer as the attempt's even where a manifest has a forced alignment: Whisper's
 word ends run later than a forced aligner's by about 0.1 s (on ../shared/speech), and an EVS between a forced-aligned
@@ -8,14 +8,20 @@ source word and a Whisper-timed attempt word would carry that difference.
 
 from __future__ import annotations
 
+import logging
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
 import jiwer
+import srt
+import webvtt
 
 from engine.asr.transcribe import manifest_entry
 from engine.asr.words import Word
 from engine.practice.align import Unit, units
+
+log = logging.getLogger(__name__)
 
 
 def text_beside(wav: Path, suffix: str) -> str | None:
@@ -25,11 +31,49 @@ def text_beside(wav: Path, suffix: str) -> str | None:
     return text or None
 
 
+TRANSCRIPT_SUFFIXES = (".txt", ".srt", ".vtt")  # looked for in this order
+_TAG = re.compile(r"<[^>]*>|\{\\[^}]*\}")  # <i>, <c.yellow>, <00:01.000>, {\an8}
+
+
+def _subtitle_text(cues: list[str]) -> str:
+    """Subtitles' words in order: tags and line breaks gone, a line repeated as the next cue's first line (the
+    rolling captions of video sites) said once."""
+    words: list[str] = []
+    for cue in cues:
+        for line in _TAG.sub("", cue).splitlines():
+            line = " ".join(line.split())
+            if line and (not words or line != words[-1]):
+                words.append(line)
+    return " ".join(words)
+
+
+def transcript_beside(media: Path) -> tuple[str, Path] | None:
+    """The transcript beside an audio or video file: ``talk.txt``, else subtitles ``talk.srt`` or ``talk.vtt`` as
+    their words; None when there is none, or none readable (logged)."""
+    for suffix in TRANSCRIPT_SUFFIXES:
+        path = media.with_suffix(suffix)
+        if not path.is_file():
+            continue
+        try:
+            if suffix == ".txt":
+                text = path.read_text(encoding="utf-8").strip()
+            elif suffix == ".srt":
+                text = _subtitle_text([c.content for c in srt.parse(path.read_text(encoding="utf-8-sig"))])
+            else:
+                text = _subtitle_text([c.text for c in webvtt.read(str(path))])
+        except (OSError, UnicodeDecodeError, srt.SRTParseError, webvtt.errors.MalformedFileError) as exc:
+            log.warning("cannot read the transcript %s: %s", path, exc)
+            continue
+        if text:
+            return text, path
+    return None
+
+
 def reference_text(wav: Path, entry: dict | None) -> tuple[str | None, str]:
     """The source's reference transcript and where it came from ("" when there is none)."""
-    text = text_beside(wav, ".txt")
-    if text:
-        return text, str(wav.with_suffix(".txt"))
+    beside = transcript_beside(wav)
+    if beside:
+        return beside[0], str(beside[1])
     if entry and entry.get("text"):
         return str(entry["text"]), "manifest"
     return None, ""

@@ -74,7 +74,7 @@ class PracticeScore:
             words.append({
                 "mark": p.mark.value, "source": s.text if s else None, "attempt": a.text if a else None,
                 "source_start_s": s.start_s if s else None, "source_end_s": s.end_s if s else None,
-                "attempt_end_s": a.end_s if a else None,
+                "attempt_start_s": a.start_s if a else None, "attempt_end_s": a.end_s if a else None,
                 "evs_s": a.end_s - s.end_s if s and a else None,
             })  # fmt: skip
         return {
