@@ -44,7 +44,8 @@ def test_the_textgrid_eaf_and_csv_hold_the_reports_tiers_and_times(tmp_path: Pat
     assert set(eaf.get_tier_names()) == {"source", "attempt", "mark", "evs"}
     assert sorted(eaf.get_annotation_data_for_tier("source")) == [(200, 500, "good"), (500, 1000, "morning"),
                                                                    (1100, 1600, "everyone")]  # fmt: skip
-    assert [f["RELATIVE_MEDIA_URL"] for f in eaf.get_linked_files()] == ["talk.mp3", "attempt.wav"]
+    assert [(f["RELATIVE_MEDIA_URL"], f["MIME_TYPE"]) for f in eaf.get_linked_files()] == [
+        ("talk.mp3", "audio/mpeg"), ("attempt.wav", "audio/x-wav")]  # fmt: skip
     with written[2].open(encoding="utf-8") as rows:
         table = list(csv.DictReader(rows))
     assert tuple(table[0]) == CSV_COLUMNS and len(table) == 4

@@ -49,8 +49,6 @@ class MediaInfo:
     sample_rate: int
     channels: int
     duration_s: float | None  # the track's (or else the file's) duration as its header gives it
-    codec: str
-    has_video: bool
 
 
 def ffmpeg_available() -> bool:
@@ -89,10 +87,8 @@ def probe(path: Path) -> MediaInfo:
         raise MediaError(f"cannot read {path} as audio or video: ffprobe's answer was not readable") from exc
     streams = found.get("streams") or []
     audio = [s for s in streams if s.get("codec_type") == "audio"]
-    has_video = any(s.get("codec_type") == "video" and not s.get("disposition", {}).get("attached_pic")
-                    for s in streams)  # fmt: skip
     if not audio:
-        if has_video:
+        if any(s.get("codec_type") == "video" and not s.get("disposition", {}).get("attached_pic") for s in streams):
             raise MediaError(f"{path} has a video track but no audio track: there is nothing to hear")
         raise MediaError(f"{path} holds no audio track")
     track = audio[0]
@@ -102,8 +98,7 @@ def probe(path: Path) -> MediaInfo:
     if rate <= 0 or channels <= 0:
         raise MediaError(f"{path}: its audio track ({track.get('codec_name', 'unknown codec')}) has no sample rate")
     duration = track.get("duration") or found.get("format", {}).get("duration")
-    return MediaInfo(rate, channels, float(duration) if duration else None, str(track.get("codec_name", "")),
-                     has_video)  # fmt: skip
+    return MediaInfo(rate, channels, float(duration) if duration else None)
 
 
 def decode(path: Path, progress: Callable[[float], None] | None = None) -> tuple[np.ndarray, int]:

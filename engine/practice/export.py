@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import csv
 import logging
+import mimetypes
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-TIERS = ("source", "attempt", "mark", "evs")
 MACHINE_TIER = "liveshadow"
 CSV_COLUMNS = ("source_word", "source_start_s", "source_end_s", "mark", "attempt_word", "attempt_start_s",
                "attempt_end_s", "evs_s")  # fmt: skip
@@ -105,7 +105,7 @@ def write_eaf(path: Path, all_tiers: dict[str, list[Span]], media: Sequence[Path
             eaf.add_annotation(name, start, end, s.label)
             last = end
     for file in media:
-        mime = "video/mp4" if file.suffix.lower() in (".mp4", ".m4v", ".mov") else "audio/x-wav"
+        mime = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
         eaf.add_linked_file(file.resolve().as_uri(), relpath=file.name, mimetype=mime)
     eaf.to_file(str(path))
     return path

@@ -56,7 +56,7 @@ def transcript_beside(media: Path) -> tuple[str, Path] | None:
             continue
         try:
             if suffix == ".txt":
-                text = path.read_text(encoding="utf-8").strip()
+                text = text_beside(media, suffix) or ""
             elif suffix == ".srt":
                 text = _subtitle_text([c.content for c in srt.parse(path.read_text(encoding="utf-8-sig"))])
             else:
