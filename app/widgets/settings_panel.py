@@ -88,10 +88,10 @@ class SettingsPanel(QWidget):
             "Microphone: a person in the room (with headphones, or speakers with Echo guard “cancel”).\n"
             "This computer's sound: what plays on this computer (a call, a lecture, a video). The voice's own sound "
             "is cancelled from it; on another output (headphones) the other applications are lowered while the "
-            "voice speaks.\nRecording: a WAV/FLAC file."
+            "voice speaks.\nRecording: an audio or video file (WAV, FLAC, MP3, M4A, Opus, MP4, MKV, WebM…)."
         )
         self.source_file = QLineEdit()
-        self.source_file.setPlaceholderText("a WAV/FLAC recording to shadow")
+        self.source_file.setPlaceholderText("a recording or video to shadow")
         self.source_browse = QPushButton("Browse…")
         self.source_browse.clicked.connect(lambda: self._browse(self.source_file, FILE_FILTER))
         self.mode = QComboBox()
