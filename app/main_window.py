@@ -451,7 +451,7 @@ class MainWindow(QMainWindow):
         self.test_speaker_button.setEnabled(not active)
         if active:
             self._stop_level_monitor()
-        if state == State.DONE.value and self.controller.session_folder is not None:
+        if state == State.DONE.value and self.controller.session_folder is not None and not self.practice.busy:
             self.statusBar().showMessage(f"Session recorded in {self.controller.session_folder}", 10000)
         session = self.controller.session
         if self.practice.busy or self.settings_panel.practising():

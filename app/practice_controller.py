@@ -80,8 +80,8 @@ class PracticeController(QObject):
                 history.record(report, source)
             except OSError as exc:
                 self.error.emit(f"The attempt was not kept in the history: {exc}")
+        self.finished.emit(report)  # before the end state: a window that reads "done" has the summary
         self.state_changed.emit(session.state.value)
-        self.finished.emit(report)
 
     def snapshot(self) -> PracticeSnapshot | None:
         session = self.session
