@@ -12,6 +12,8 @@ from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QComboBox, QStatusBar
 
 from app.practice_controller import LiveSession, PracticeController
+from app.settings import app_settings
+from app.widgets.practice_controls import PracticeControls
 from app.widgets.practice_view import PracticeView
 from app.widgets.settings_panel import SettingsPanel
 from engine.pipeline.history import SIDE_BY_SIDE
@@ -48,6 +50,10 @@ class PracticeMode(QObject):
         self.window = window
         self.controller = PracticeController(self)
         self.view = PracticeView()
+        self.controls = PracticeControls(app_settings())
+        self.view.add_controls(self.controls)
+        window.settings_panel.changed.connect(self._update_controls)
+        self._update_controls()
         self.report: dict | None = None
         self.controller.state_changed.connect(window._on_state)
         self.controller.error.connect(window.show_error)
@@ -83,9 +89,15 @@ class PracticeMode(QObject):
         if source is None:
             session: LiveSession = HeardPracticeSession(SYSTEM, language, microphone, folder, interpret=interpret)
         else:
+            sentences = self.controls.sentence_by_sentence() and not interpret
             session = PracticeSession(Path(source), language, microphone, window.output_combo.currentData(), folder,
-                                      interpret=interpret)  # fmt: skip
+                                      interpret=interpret, speed=self.controls.speed(),
+                                      sentence_by_sentence=sentences)  # fmt: skip
         self.controller.start(session)
+
+    def _update_controls(self) -> None:
+        panel = self.window.settings_panel
+        self.controls.for_recording(panel.live_source() != SYSTEM, panel.practice_interpreting())
 
     def tick(self) -> None:
         """The window's meter timer (10 Hz): the live marks and figures."""
@@ -117,7 +129,7 @@ class PracticeMode(QObject):
         folder, session = self.controller.folder, self.controller.session
         if self.report is None or folder is None or session is None:
             return False
-        source = session.source_recording
+        source = session.played_recording  # the source as it played (slowed, sentence by sentence): the attempt's clock
         if source is None:
             return False
         return self.window.replay_session(folder, SIDE_BY_SIDE, start_s, recordings=(source, folder / ATTEMPT_FILE))

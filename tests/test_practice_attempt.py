@@ -91,6 +91,27 @@ def test_a_delayed_attempt_has_every_evs_one_second_later(machine_attempt, tmp_p
     assert told["evs_s"]["median"] == pytest.approx(machine_attempt["report"]["evs_s"]["median"], abs=0.05)
 
 
+def test_an_attempt_at_the_source_slowed_is_timed_on_the_source_as_played(machine_attempt, tmp_path: Path) -> None:
+    """The machine's shadowing slowed by 0.75 (as the source was: every time 1/0.75 later) is the attempt of a person
+    who shadowed the source at 0.75x: each word's EVS is its recorded lag / 0.75."""
+    from engine.audio.stretch import stretch
+
+    speed = 0.75
+    slowed = tmp_path / "slowed.wav"
+    _save(slowed, stretch(load_audio(machine_attempt["attempt"]), SAMPLE_RATE, speed), SAMPLE_RATE)
+    report = practice_file(machine_attempt["source"], slowed, backend=machine_attempt["backend"], speed=speed)
+    session = machine_attempt["session"]
+    errors = []
+    for word in report["evs_s"]["per_word"]:
+        lag = _recorded_lag({**word, "source_end_s": word["source_end_s"] * speed}, session)
+        if lag is not None:
+            errors.append(abs(word["evs_s"] - lag / speed))
+    assert len(errors) >= 0.8 * report["source_words"], (len(errors), report["source_words"])
+    assert float(np.median(errors)) <= MAX_EVS_ERROR_S, errors
+    assert report["speed"] == speed and report["source_s"] == pytest.approx(11.7 / speed, abs=0.1)
+    assert report["accuracy"] >= 0.6
+
+
 def _cut(audio: np.ndarray, start_s: float, end_s: float) -> np.ndarray:
     """The stretch silenced (not removed: the words after it keep their times)."""
     out = audio.copy()

@@ -177,3 +177,49 @@ def test_the_progress_plot_takes_each_attempt_by_its_kind(qtbot) -> None:
     text = summary_text({"task": "interpret", "sentence_lag_s": {"n": 1, "median": 3.5, "max": 3.5}, "sentences": 1,
                          "chrf": 72.0, "chrf_against": "reference translation"})  # fmt: skip
     assert "median 3.50 s" in text and "chrF 72.0 against reference translation" in text
+
+
+@pytest.mark.audio
+def test_the_speed_slider_and_sentence_mode_play_the_source_slowed_in_sentences_and_are_remembered(
+    qtbot, window, virtual_audio: va.VirtualAudio, speech_dir: Path, speech_manifest: list[dict], tmp_path: Path
+) -> None:
+    """0.75x and sentence by sentence in the window: the session plays the source slowed, a sentence at a time, the
+    person (each sentence said again in its pause) is scored per sentence, the progress shows the attempt's speed,
+    and the choices are there in the next window."""
+    from app.settings import app_settings
+    from app.widgets.practice_controls import PracticeControls
+    from app.widgets.settings_panel import SOURCE_FILE, SOURCE_SYSTEM
+    from tests.test_practice_sentences_live import _person
+
+    source = speech_dir / next(e for e in speech_manifest if e["id"] == SOURCE_ID)["wav"]
+    _practise(window, source)
+    controls = window.practice.controls
+    controls.speed_slider.setValue(controls.speed_slider.value() - 3)  # 1 → 0.9 → 0.8 → 0.75
+    controls.sentences.setChecked(True)
+    assert controls.speed() == 0.75 and controls.speed_label.text() == "0.75×"
+    window.settings_panel.source.setCurrentText(SOURCE_SYSTEM)  # this computer's sound plays at its own speed
+    assert not controls.speed_slider.isEnabled() and not controls.sentences.isEnabled()
+    window.settings_panel.source.setCurrentText(SOURCE_FILE)
+    assert controls.speed_slider.isEnabled()
+    window.start_button.click()
+    qtbot.waitUntil(lambda: window.state == "running", timeout=120_000)
+    session = window.practice.controller.session
+    assert session.speed == 0.75 and session.sentence_by_sentence
+    sf.write(str(tmp_path / "person.wav"), _person(session), 16000, subtype="FLOAT")
+    qtbot.waitUntil(lambda: window.practice.controller.snapshot().position_s > 0, timeout=10_000)
+    speaking = virtual_audio.play_into_mic(tmp_path / "person.wav")
+    try:
+        qtbot.waitUntil(lambda: window.state == "done", timeout=90_000)
+    finally:
+        speaking.wait(timeout=30)
+    report = window.practice.report
+    assert report is not None and report["speed"] == 0.75 and report["mode"] == "sentence by sentence"
+    assert report["sentences_said"] == len(report["sentences"]) >= 1
+    assert report["source_s"] > 4.9 / 0.75 * 2  # slowed, and each sentence's pause
+    text = window.practice.view.summary.text()
+    assert "Sentence by sentence: " in text and "at 0.75x" in text
+    ticks = window.practice.view.progress_plot.getAxis("bottom")._tickLevels  # noqa: SLF001 - the labels set
+    assert ticks and "0.75×" in ticks[0][0][1]
+    again = PracticeControls(app_settings())
+    qtbot.addWidget(again)
+    assert again.speed() == 0.75 and again.sentence_by_sentence()

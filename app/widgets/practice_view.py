@@ -136,6 +136,12 @@ class PracticeView(QWidget):
         self.hide_ahead = False  # interpreting: words not said yet are not shown
         self.reset()
 
+    def add_controls(self, controls: QWidget) -> None:
+        """The practice's own settings (``PracticeControls``), above the source's words."""
+        layout = self.layout()
+        assert isinstance(layout, QVBoxLayout)
+        layout.insertWidget(0, controls)
+
     def reset(self) -> None:
         self._words = []
         self.source_view.clear()
@@ -194,6 +200,10 @@ class PracticeView(QWidget):
         scores = [e["accuracy"] if "accuracy" in e else (e.get("chrf") or 0.0) / 100 for e in entries]
         self.progress_curve.setData(xs, lags)
         self.accuracy_curve.setData(xs, scores)
+        # each attempt's speed under its number (the source slowed is easier: progress is read at the same speed)
+        ticks = [(x, f"{x}" if e.get("speed", 1.0) == 1.0 else f"{x}\n{e['speed']:g}×")
+                 for x, e in enumerate(entries, 1)]  # fmt: skip
+        self.progress_plot.getAxis("bottom").setTicks([ticks] if len(ticks) <= 20 else None)
         if entries:
             last = time.strftime("%d %b %H:%M", time.localtime(entries[-1]["at"]))
             self.progress_plot.setTitle(f"{len(entries)} attempt{'' if len(entries) == 1 else 's'}, last {last}")

@@ -30,6 +30,12 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         action="store_true",
         help="the source is in another language and the attempt interprets it into English",
     )
+    practice.add_argument("--speed", type=float, default=1.0, metavar="X",
+                          help="the source plays (--live) or was played at this speed, 0.5-1.25, its pitch kept; "
+                          "times are on its clock as played (default 1)")  # fmt: skip
+    practice.add_argument("--sentences", action="store_true",
+                          help="sentence by sentence: each sentence plays (--live) or played, then a pause to repeat "
+                          "it in; every sentence is scored")  # fmt: skip
     practice.add_argument("--offset-s", type=float, default=0.0, metavar="S",
                           help="the attempt began this long after the source (negative: before)")  # fmt: skip
     practice.add_argument(
@@ -86,6 +92,22 @@ def run(args: argparse.Namespace) -> int:
     if args.report and not Path(args.report).resolve().parent.is_dir():
         print(f"liveshadow: the folder of {args.report} does not exist", file=sys.stderr)
         return EXIT_USAGE
+    from engine.audio.stretch import MAX_SPEED, MIN_SPEED
+
+    if not MIN_SPEED <= args.speed <= MAX_SPEED:
+        print(f"liveshadow: --speed must lie between {MIN_SPEED} and {MAX_SPEED}, not {args.speed:g}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.speed != 1.0 and args.interpret and not args.live:
+        print("liveshadow: --speed is for shadowing a recorded attempt, or --live", file=sys.stderr)
+        return EXIT_USAGE
+    if args.sentences and args.export and not args.live:
+        print("liveshadow: --export of a recorded attempt sentence by sentence: export the --live session, which keeps "
+              "what it played", file=sys.stderr)  # fmt: skip
+        return EXIT_USAGE
+    if args.sentences and args.interpret:
+        print("liveshadow: --sentences is for shadowing practice (interpreting is timed per sentence already)",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_USAGE
     if args.export and args.interpret:
         print("liveshadow: --export is for shadowing practice (interpreting is scored per sentence)", file=sys.stderr)
         return EXIT_USAGE
@@ -99,7 +121,8 @@ def run(args: argparse.Namespace) -> int:
 
             report = interpret_practice_file(Path(args.source), Path(args.voice), args.lang, args.offset_s)
         else:
-            report = practice_file(Path(args.source), Path(args.voice), args.lang or "en", args.offset_s)
+            report = practice_file(Path(args.source), Path(args.voice), args.lang or "en", args.offset_s,
+                                   speed=args.speed, sentence_by_sentence=args.sentences)  # fmt: skip
     except (AsrError, AudioFileError, AudioDeviceError, OSError) as exc:
         print(f"liveshadow: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -119,12 +142,14 @@ def finish(args: argparse.Namespace, report: dict, source: Path) -> int:
     if args.report:
         Path(args.report).write_text(text, encoding="utf-8")
     if getattr(args, "export", None):
-        from engine.practice.export import export
+        from engine.practice.export import export, played_source
 
-        media = [source] + [Path(report[k]) for k in ("attempt", "recording") if report.get(k)]
         try:
+            played = report.get("played_source")  # a live attempt slowed or sentence by sentence kept what it played
+            media = [Path(played) if played else played_source(source, report.get("speed", 1.0), Path(args.export))]
+            media += [Path(report[k]) for k in ("attempt", "recording") if report.get(k)]
             written = export(report, Path(args.export), media)
-        except OSError as exc:  # the score is still printed
+        except (OSError, ValueError) as exc:  # the score is still printed
             print(f"liveshadow: the export was not written: {exc}", file=sys.stderr)
         else:
             print(f"liveshadow: exported {', '.join(p.name for p in written)} to {args.export}", file=sys.stderr)
@@ -142,9 +167,9 @@ def run_heard(args: argparse.Namespace) -> int:
     from engine.practice import history
     from engine.practice.heard import HeardPracticeSession
 
-    if args.source or args.voice or args.offset_s or args.output or args.history:
-        print("liveshadow: --hear takes no SOURCE, --voice, --offset-s, --output or --history: the source is what it "
-              "hears, the attempt is recorded live", file=sys.stderr)  # fmt: skip
+    if args.source or args.voice or args.offset_s or args.output or args.history or args.speed != 1.0 or args.sentences:
+        print("liveshadow: --hear takes no SOURCE, --voice, --offset-s, --speed, --sentences, --output or --history: "
+              "the source is what it hears, the attempt is recorded live", file=sys.stderr)  # fmt: skip
         return EXIT_USAGE
     if args.report and not Path(args.report).resolve().parent.is_dir():
         print(f"liveshadow: the folder of {args.report} does not exist", file=sys.stderr)
@@ -210,16 +235,26 @@ def run_live(args: argparse.Namespace) -> dict | None:
 
     language = args.lang if args.interpret else args.lang or "en"
     session = PracticeSession(Path(args.source), language, device_arg(args.input), device_arg(args.output),
-                              Path(args.record) if args.record else None, interpret=args.interpret)  # fmt: skip
+                              _record_dir(args), interpret=args.interpret,
+                              speed=args.speed, sentence_by_sentence=args.sentences)  # fmt: skip
     print("liveshadow: preparing (the recognizer, the source's words)…", file=sys.stderr)
     session.prepare()
     if args.interpret:  # the English text is the answer: not shown before
         print(f"liveshadow: interpret this into English ({session.duration_s:.1f} s; headphones on)", file=sys.stderr)
+    elif args.sentences:
+        print(f"liveshadow: repeat each sentence in the pause after it ({session.duration_s:.1f} s; headphones on)",
+              file=sys.stderr)  # fmt: skip
     else:
         print(f"liveshadow: shadow this ({session.duration_s:.1f} s; headphones on): {session.source_text}",
               file=sys.stderr)  # fmt: skip
     session.start()
     return _follow(session)
+
+
+def _record_dir(args: argparse.Namespace) -> Path | None:
+    """Where a live attempt is kept: --record, else the --export folder (the export links the recordings)."""
+    folder = args.record or args.export
+    return Path(folder) if folder else None
 
 
 PROGRESS_S = 0.2
@@ -243,6 +278,8 @@ def history_text(entries: list[dict]) -> str:
     for number, e in enumerate(entries, 1):
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e["at"]))
         parts = [f"{number:3d}  {when}"]
+        if e.get("speed", 1.0) != 1.0:
+            parts.append(f"at {e['speed']:g}x")
         if e.get("evs_median_s") is not None:
             parts.append(f"EVS median {e['evs_median_s']:.2f} s")
         if e.get("sentence_lag_median_s") is not None:

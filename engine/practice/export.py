@@ -17,7 +17,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import soundfile as sf
+
 log = logging.getLogger(__name__)
+
+SAMPLE_RATE = 16000
 
 MACHINE_TIER = "liveshadow"
 CSV_COLUMNS = ("source_word", "source_start_s", "source_end_s", "mark", "attempt_word", "attempt_start_s",
@@ -125,6 +129,20 @@ def write_csv(path: Path, report: dict) -> Path:
 
 def _num(value: float | None) -> str:
     return "" if value is None else f"{value:.3f}"
+
+
+def played_source(source: Path, speed: float, folder: Path) -> Path:
+    """The source as the tiers' times have it: itself at 1x, else a WAV of it as played at ``speed``, written into
+    ``folder`` beside the export (the annotation tools play the linked file on the tiers' clock)."""
+    if speed == 1.0:
+        return source
+    from engine.audio.io import load_audio
+    from engine.audio.stretch import stretch
+
+    folder.mkdir(parents=True, exist_ok=True)
+    played = folder / f"{source.stem}-{speed:g}x.wav"
+    sf.write(str(played), stretch(load_audio(source), SAMPLE_RATE, speed), SAMPLE_RATE, subtype="PCM_16")
+    return played
 
 
 def export(

@@ -89,6 +89,11 @@ class HeardPracticeSession(LiveSessionBase):
         return self.record_dir / SOURCE_FILE if self.record_dir is not None else None
 
     @property
+    def played_recording(self) -> Path | None:
+        """The source on the attempt's clock: as heard."""
+        return self.source_recording
+
+    @property
     def source_text(self) -> str:
         with self._lock:
             return " ".join(w.text for w in self._heard)

@@ -39,7 +39,7 @@ def summary_of(report: dict) -> dict:
     lag = report.get("sentence_lag_s") or {}
     entry.update(
         evs_median_s=evs.get("median"), evs_p90_s=evs.get("p90"), sentence_lag_median_s=lag.get("median"),
-        task=report.get("task", "shadow"), language=report.get("language"),
+        task=report.get("task", "shadow"), language=report.get("language"), speed=report.get("speed", 1.0),
     )  # fmt: skip
     return {k: v for k, v in entry.items() if v is not None}
 

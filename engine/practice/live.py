@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -27,20 +28,24 @@ from engine.audio.capture import Capture
 from engine.audio.devices import AudioDeviceError
 from engine.audio.io import load_audio
 from engine.audio.player import Player
+from engine.audio.stretch import check_speed, stretch
 from engine.clock import RealClock
 from engine.metrics.aggregate import aggregate
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.models import streaming_recognizer
 from engine.practice.align import Unit, units
+from engine.practice.attempt import as_played, load_recognizer, score_recording
 from engine.practice.live_common import (
     ATTEMPT_FILE,
     REPORT_FILE,
+    SOURCE_FILE,
     LiveSessionBase,
     PracticeSnapshot,
     PracticeState,
     on_source_clock,
 )
 from engine.practice.reference import source_words
+from engine.practice.sentences import PlayedSentence, played_sentences, program_audio, program_words, split_sentences
 from engine.practice.tap import SAMPLE_RATE, RecordingTap
 
 __all__ = ["ATTEMPT_FILE", "REPORT_FILE", "PracticeSession", "PracticeSnapshot", "PracticeState"]
@@ -72,13 +77,24 @@ class PracticeSession(LiveSessionBase):
         backend: AsrBackend | None = None,
         pace_setter: bool = True,
         interpret: bool = False,
+        speed: float = 1.0,
+        sentence_by_sentence: bool = False,
     ) -> None:
         """``pace_setter``: also run the machine on the source (``pace_setter.machine_lag``) while preparing.
         ``interpret``: the source is in ``language`` (None: detected) and the person speaks English; their words are
-        marked against an English text of the source (``interpreting.english_target``)."""
+        marked against an English text of the source (``interpreting.english_target``). ``speed``: the source plays
+        this much slower or faster, its pitch kept (``audio.stretch``); every time is on its clock as played.
+        ``sentence_by_sentence``: each sentence plays, then a pause to repeat it in (``sentences``); every sentence is
+        scored (no pace-setter: the machine shadows, it does not repeat)."""
         super().__init__(record_dir, language, interpret)
+        if sentence_by_sentence and interpret:
+            raise ValueError("sentence by sentence is for shadowing practice: an interpreting one is timed per "
+                             "sentence already")  # fmt: skip
         self.source = source
-        self.pace_setter = pace_setter
+        self.speed = check_speed(speed)
+        self.sentence_by_sentence = sentence_by_sentence
+        self._sentences: list[PlayedSentence] | None = None
+        self.pace_setter = pace_setter and not sentence_by_sentence
         self.input_device, self.output_device = input_device, output_device
         self._backend = backend
         self._vad = None
@@ -106,13 +122,19 @@ class PracticeSession(LiveSessionBase):
         """The recording the attempt is known by in the history, and replayed beside it."""
         return self.source
 
+    @property
+    def played_recording(self) -> Path:
+        """The source as it played, on the attempt's clock: itself at 1x, else the copy kept beside the attempt."""
+        if (self.speed == 1.0 and not self.sentence_by_sentence) or self.record_dir is None:
+            return self.source
+        return self.record_dir / SOURCE_FILE
+
     def prepare(self) -> None:
         """Load the recognizer and find the source's words with their times (its transcript when one lies beside
         it). Raises ``AudioFileError`` or ``AsrError`` with a message to show."""
         from engine.asr.vad import SileroVad
-        from engine.practice.attempt import load_recognizer
 
-        self._audio = load_audio(self.source)
+        audio = load_audio(self.source)
         if self._backend is None:
             self._backend = load_recognizer(self.said_language)
         self._vad = SileroVad()
@@ -120,20 +142,30 @@ class PracticeSession(LiveSessionBase):
             from engine.practice.interpreting import english_target, load_translator
 
             translator = load_translator(self.language)
-            self._target = english_target(self.source, self._audio, translator)
+            target = english_target(self.source, audio, translator)
+            self._target = replace(target, words=as_played(target.words, self.speed),
+                                   translated=as_played(target.translated, self.speed))  # fmt: skip
             detected = getattr(translator, "detected", None)
             self.language = self.language or (detected[0] if detected else None)
             self._source_words, self._words_from = self._target.words, self._target.origin
         else:
-            heard = transcribe_long(self._backend, self._audio)
-            self._source_words, self._words_from = source_words(self.source, heard, self.language)
+            heard = transcribe_long(self._backend, audio)
+            words, self._words_from = source_words(self.source, heard, self.language)
+            self._source_words = as_played(words, self.speed)
         self._source_units = units(self._source_words, self.said_language)
         if not self._source_units:
             raise AsrError(f"no words were heard in {self.source}: there is nothing to shadow")
+        self._audio = stretch(audio, SAMPLE_RATE, self.speed)
+        if self.sentence_by_sentence:
+            split = split_sentences(self._source_words, self.duration_s)
+            self._sentences = played_sentences(split, SAMPLE_RATE)
+            self._audio = program_audio(self._audio, SAMPLE_RATE, split)
+            self._source_words = program_words(self._sentences)
+            self._source_units = units(self._source_words, self.said_language)
         if self.pace_setter:
             from engine.practice.pace_setter import machine_lag
 
-            self.pace = machine_lag(self.source, self.language, self.interpret)
+            self.pace = machine_lag(self.source, self.language, self.interpret, self.speed)
 
     # ----- run
     def start(self) -> None:
@@ -241,7 +273,6 @@ class PracticeSession(LiveSessionBase):
         return self._marked(self._source_units, self.offset_s(), position, self.duration_s, level)
 
     def _score(self) -> dict:
-        from engine.practice.attempt import score_recording
 
         attempt = on_source_clock(self._tap.recorded if self._tap is not None else np.zeros(0), self.offset_s())
         live = self.snapshot()
@@ -252,12 +283,16 @@ class PracticeSession(LiveSessionBase):
             report = score_interpretation(self._target, said)
             report.update(language=self.language, attempt_s=attempt.size / SAMPLE_RATE)
         else:
-            report = score_recording(self._source_words, attempt, self._backend, self.said_language)  # type: ignore[arg-type]
+            report = score_recording(self._source_words, attempt, self._backend, self.said_language,  # type: ignore[arg-type]
+                                     sentences=self._sentences)  # fmt: skip
         report.update({
             "command": "practice --live", "source": str(self.source), "source_words_from": self._words_from,
-            "source_s": self.duration_s, "capture_offset_s": self.offset_s(),
+            "source_s": self.duration_s, "speed": self.speed, "capture_offset_s": self.offset_s(),
             "live": {"evs_s": aggregate(e for _, e in live.evs), "attempt_text": " ".join(live.attempt)},
             "machine_lag_s": {**aggregate(lag for _, lag in self.pace), "per_word": self.pace} if self.pace else None,
         })  # fmt: skip
-        self._keep(report, {ATTEMPT_FILE: attempt})
+        played = {SOURCE_FILE: self._audio} if self.played_recording != self.source else {}
+        self._keep(report, {ATTEMPT_FILE: attempt, **played})
+        if played:
+            report["played_source"] = str(self.played_recording)
         return report

@@ -8,9 +8,14 @@ pace-setter only when it is interpreted.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+
+import soundfile as sf
 
 from engine import paths
 from engine.hashing import file_sha256
@@ -19,23 +24,43 @@ from engine.metrics import names as m
 log = logging.getLogger(__name__)
 
 CACHE_FOLDER = "pace-setter"
+SAMPLE_RATE = 16000
 
 
-def _cache_path(source: Path, interpret_from: str | None) -> Path:
+@contextlib.contextmanager
+def played_at(source: Path, speed: float) -> Iterator[Path]:
+    """``source`` itself at 1x; else a WAV of it stretched to ``speed``, removed afterwards."""
+    if speed == 1.0:
+        yield source
+        return
+    from engine.audio.io import load_audio
+    from engine.audio.stretch import stretch
+
+    with tempfile.TemporaryDirectory(prefix="liveshadow-speed-") as folder:
+        played = Path(folder) / f"{source.stem}-{speed:g}x.wav"
+        sf.write(str(played), stretch(load_audio(source), SAMPLE_RATE, speed), SAMPLE_RATE, subtype="PCM_16")
+        yield played
+
+
+def _cache_path(source: Path, interpret_from: str | None, speed: float) -> Path:
     name = file_sha256(source) + (f"-interpret-{interpret_from}" if interpret_from else "")
+    name += f"-{speed:g}x" if speed != 1.0 else ""
     return paths.data_dir() / CACHE_FOLDER / f"{name}.json"
 
 
-def machine_lag(source: Path, language: str | None = "en", interpret: bool = False) -> list[tuple[float, float]]:
+def machine_lag(
+    source: Path, language: str | None = "en", interpret: bool = False, speed: float = 1.0
+) -> list[tuple[float, float]]:
     """(source word end, the machine's ear-voice lag) for every word the machine spoke; [] for a source in another
     language shadowed, or when the run fails (the practice goes on without it). ``interpret``: the machine
-    interprets the source from ``language`` (None: detected)."""
+    interprets the source from ``language`` (None: detected). ``speed``: the machine shadows the source as played
+    at this speed (``audio.stretch``), on that clock."""
     from engine.pipeline.config import AUTO_LANGUAGE, ShadowConfig
 
     if language != "en" and not interpret:
         return []
     translate_from = (language or AUTO_LANGUAGE) if interpret else None
-    cache = _cache_path(source, translate_from)
+    cache = _cache_path(source, translate_from, speed)
     try:
         return [(float(a), float(b)) for a, b in json.loads(cache.read_text(encoding="utf-8"))]
     except (OSError, ValueError, TypeError):
@@ -43,7 +68,8 @@ def machine_lag(source: Path, language: str | None = "en", interpret: bool = Fal
     from engine.pipeline.shadow import shadow_file
 
     try:
-        report = shadow_file(source, ShadowConfig(translate_from=translate_from), speech_chain=False)
+        with played_at(source, speed) as played:
+            report = shadow_file(played, ShadowConfig(translate_from=translate_from), speech_chain=False)
     except (OSError, RuntimeError, ValueError) as exc:
         log.warning("no pace-setter for %s: %s", source, exc)
         return []

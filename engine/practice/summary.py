@@ -9,6 +9,10 @@ from engine.practice.score import ACCURACY, EVS_S, LONGEST_LOST_S, MISSED_WORDS,
 def figure_lines(report: dict) -> list[str]:
     """A shadowing or (``task`` "interpret") an interpreting report's figures."""
     lines = _interpreting(report) if report.get("task") == "interpret" else _shadowing(report)
+    if report.get("sentences") and report.get("task") != "interpret":
+        lines += _sentences(report)
+    if report.get("speed", 1.0) != 1.0:
+        lines.append(f"the source played at {report['speed']:g}x (its pitch kept): the times are as it played")
     machine = report.get("machine_lag_s")
     if machine and machine["median"] is not None:
         lines.append(f"liveshadow's own voice on this recording: lag median {machine['median']:.2f} s")
@@ -40,4 +44,23 @@ def _interpreting(report: dict) -> list[str]:
         lines = [f"none of the {report['sentences']} sentences was rendered"]
     if report["chrf"] is not None:
         lines.append(f"chrF {report['chrf']:.1f} against {report['chrf_against']}")
+    return lines
+
+
+def _sentences(report: dict) -> list[str]:
+    """Sentence by sentence: a line per sentence (accuracy, how soon the person started, the words missed)."""
+    rows = report["sentences"]
+    started = report["started_after_s"]
+    head = f"sentence by sentence: {report['sentences_said']} of {len(rows)} repeated"
+    if started["n"]:
+        head += f", started {started['median']:.2f} s after a sentence's end (median)"
+    lines = [head]
+    for row in rows:
+        line = f"  {row['sentence']}. "
+        line += "not repeated" if not row["attempt_text"] else f"{row['accuracy']:.0%}"
+        if row["started_after_s"] is not None:
+            line += f", started after {row['started_after_s']:.2f} s"
+        if row["missed"]:
+            line += f", missed: {', '.join(row['missed'])}"
+        lines.append(line)
     return lines
