@@ -53,6 +53,9 @@ class PracticeMode(QObject):
         self.controls = PracticeControls(app_settings())
         self.view.add_controls(self.controls)
         window.settings_panel.changed.connect(self._update_controls)
+        self.view.source_view.selectionChanged.connect(
+            lambda: self.controls.loop_selection.setEnabled(self.view.selected_span() is not None))
+        self.controls.loop_selection.clicked.connect(self._loop_selection)
         self._update_controls()
         self.report: dict | None = None
         self.controller.state_changed.connect(window._on_state)
@@ -90,14 +93,20 @@ class PracticeMode(QObject):
             session: LiveSession = HeardPracticeSession(SYSTEM, language, microphone, folder, interpret=interpret)
         else:
             sentences = self.controls.sentence_by_sentence() and not interpret
+            loop = None if interpret else self.controls.chosen_loop()
             session = PracticeSession(Path(source), language, microphone, window.output_combo.currentData(), folder,
                                       interpret=interpret, speed=self.controls.speed(),
-                                      sentence_by_sentence=sentences)  # fmt: skip
+                                      sentence_by_sentence=sentences, loop=loop)  # fmt: skip
         self.controller.start(session)
 
     def _update_controls(self) -> None:
         panel = self.window.settings_panel
         self.controls.for_recording(panel.live_source() != SYSTEM, panel.practice_interpreting())
+
+    def _loop_selection(self) -> None:
+        span = self.view.selected_span()
+        if span is not None:
+            self.controls.set_loop(*span)
 
     def tick(self) -> None:
         """The window's meter timer (10 Hz): the live marks and figures."""

@@ -32,7 +32,7 @@ def _person(session: PracticeSession) -> np.ndarray:
     """Each sentence of the program said again, ``REPEAT_AFTER_S`` after its last word, on the program's clock."""
     program = session._audio  # noqa: SLF001 - what the session plays
     out = np.zeros(program.size, np.float32)
-    for sentence in session._sentences or []:  # noqa: SLF001
+    for sentence in session.program.played if session.program else ():
         clip = program[round(sentence.start_s * RATE) : round(sentence.speech_end_s * RATE) + RATE // 10]
         at = round((sentence.speech_end_s + REPEAT_AFTER_S) * RATE)
         out[at : at + clip.size] = clip[: out.size - at]
@@ -48,7 +48,7 @@ def test_each_sentence_played_is_repeated_in_its_pause_and_scored(
     source = speech_dir / next(e for e in speech_manifest if e["id"] == SOURCE_ID)["wav"]
     session = PracticeSession(source, record_dir=tmp_path / "rec", backend=backend, sentence_by_sentence=True)
     session.prepare()
-    sentences = session._sentences  # noqa: SLF001
+    sentences = session.program.played if session.program else None
     assert sentences is not None and len(sentences) >= 2 and session.pace_setter is False
     person_audio = _person(session)
     person = tmp_path / "person.wav"

@@ -223,3 +223,64 @@ def test_the_speed_slider_and_sentence_mode_play_the_source_slowed_in_sentences_
     again = PracticeControls(app_settings())
     qtbot.addWidget(again)
     assert again.speed() == 0.75 and again.sentence_by_sentence()
+
+
+@pytest.mark.audio
+def test_words_selected_in_an_attempt_loop_and_each_pass_is_scored(
+    qtbot, window, virtual_audio: va.VirtualAudio, speech_dir: Path, speech_manifest: list[dict], tmp_path: Path
+) -> None:
+    """After an attempt, words selected in its transcript become the loop's A and B; the loop plays them twice, the
+    person (a copy of what plays, 0.6 s late) shadows each pass, and both passes are scored, the best and the last
+    named in the summary."""
+    from PySide6.QtGui import QTextCursor
+
+    source = speech_dir / next(e for e in speech_manifest if e["id"] == SOURCE_ID)["wav"]
+    audio, rate = sf.read(str(source), dtype="float32")
+    first = tmp_path / "first.wav"
+    sf.write(str(first), np.concatenate([np.zeros(rate, np.float32), audio]), rate)
+    _practise(window, source)
+    controls, view = window.practice.controls, window.practice.view
+    assert not controls.loop_selection.isEnabled()  # nothing selected yet
+
+    def attempt(person_of) -> dict:  # noqa: ANN001 - the session → the person's recording
+        window.start_button.click()
+        qtbot.waitUntil(lambda: window.state == "running", timeout=120_000)
+        person = tmp_path / "person.wav"
+        sf.write(str(person), person_of(window.practice.controller.session), rate, subtype="FLOAT")
+        qtbot.waitUntil(lambda: window.practice.controller.snapshot().position_s > 0, timeout=10_000)
+        speaking = virtual_audio.play_into_mic(person)
+        try:
+            qtbot.waitUntil(lambda: window.state == "done", timeout=90_000)
+        finally:
+            speaking.wait(timeout=30)
+        assert window.practice.report is not None
+        return window.practice.report
+
+    attempt(lambda session: sf.read(str(first), dtype="float32")[0])
+    words = window.practice.report["words"]
+    said = [w for w in words if w["source"]]
+    plain = view.source_view.toPlainText()
+    cursor = view.source_view.textCursor()
+    starts, at = [], 0
+    for word in said:  # where each word lies in the text shown
+        starts.append(plain.index(word["source"], at))
+        at = starts[-1] + len(word["source"])
+    cursor.setPosition(starts[2])  # from the third word's start to inside the sixth
+    cursor.setPosition(starts[5] + 1, QTextCursor.MoveMode.KeepAnchor)
+    view.source_view.setTextCursor(cursor)
+    assert controls.loop_selection.isEnabled()
+    controls.loop_selection.click()
+    assert controls.loop.isChecked() and not controls.sentences.isChecked()
+    assert controls.loop_a.value() == pytest.approx(said[2]["source_start_s"], abs=0.05)
+    assert controls.loop_b.value() == pytest.approx(said[5]["source_end_s"], abs=0.05)
+    controls.passes.setValue(2)
+    late = int(0.6 * rate)
+    report = attempt(lambda session: np.concatenate([np.zeros(late, np.float32), session._audio]))  # noqa: SLF001
+    assert report["mode"] == "loop" and report["loop"]["passes"] == 2
+    passes = report["passes"]
+    assert len(passes) == 2 and all(p["accuracy"] >= 0.75 for p in passes), passes
+    assert all(0.3 < p["evs_s"] < 1.2 for p in passes), passes
+    assert report["last_pass"] == 2 and report["best_pass"] in (1, 2)
+    text = view.summary.text()
+    assert "Loop " in text and "pass 2: " in text and "best" in text and "last)" in text
+    assert view.selected_span() is None  # a loop's words are on its own clock: no stretch of the source to select

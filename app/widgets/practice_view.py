@@ -133,6 +133,7 @@ class PracticeView(QWidget):
         layout.addWidget(self.summary)
         layout.addLayout(figures, 1)
         self._words: list[MarkedWord] = []
+        self._speed: float | None = None  # the shown attempt's speed; None: its words are not on the source's clock
         self.hide_ahead = False  # interpreting: words not said yet are not shown
         self.reset()
 
@@ -144,6 +145,7 @@ class PracticeView(QWidget):
 
     def reset(self) -> None:
         self._words = []
+        self._speed = None
         self.source_view.clear()
         self.attempt_label.clear()
         self.summary.clear()
@@ -181,6 +183,8 @@ class PracticeView(QWidget):
     def show_summary(self, report: dict) -> None:
         """A finished attempt: its words (scored whole) as links to replay from, the summary, the EVS plot."""
         self._words = report_marks(report)
+        # a loop's or sentences' words are on their program's clock: a selection of them names no stretch of the source
+        self._speed = None if report.get("mode") else float(report.get("speed", 1.0))
         self.source_view.setHtml(marked_html(self._words, links=True))
         self.attempt_label.setText(report.get("attempt_text", ""))
         evs = report.get("evs_s") or report.get("sentence_lag_s") or {}
@@ -207,6 +211,25 @@ class PracticeView(QWidget):
         if entries:
             last = time.strftime("%d %b %H:%M", time.localtime(entries[-1]["at"]))
             self.progress_plot.setTitle(f"{len(entries)} attempt{'' if len(entries) == 1 else 's'}, last {last}")
+
+    def selected_span(self) -> tuple[float, float] | None:
+        """The source's stretch (its own clock, seconds) from the first to the last word selected in a finished
+        attempt's transcript; None when nothing is selected or the words are not on the source's clock."""
+        cursor = self.source_view.textCursor()
+        if self._speed is None or not cursor.hasSelection():
+            return None
+        start, end = cursor.selectionStart(), cursor.selectionEnd()
+        plain, at, chosen = self.source_view.toPlainText(), 0, []
+        for word in self._words:
+            found = plain.find(word.text, at)
+            if found < 0:
+                return None
+            at = found + len(word.text)
+            if found < end and at > start:
+                chosen.append(word)
+        if not chosen:
+            return None
+        return chosen[0].start_s * self._speed, chosen[-1].end_s * self._speed
 
     def _clicked(self, url: QUrl) -> None:
         name = url.toString()

@@ -36,6 +36,11 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     practice.add_argument("--sentences", action="store_true",
                           help="sentence by sentence: each sentence plays (--live) or played, then a pause to repeat "
                           "it in; every sentence is scored")  # fmt: skip
+    practice.add_argument("--loop", metavar="A-B", type=_loop_times,
+                          help="loop the words from A to B seconds of the source (e.g. 12.5-20): it plays --passes "
+                          "times, a short gap between, each pass scored")  # fmt: skip
+    practice.add_argument("--passes", type=int, default=3, metavar="N",
+                          help="how many times --loop plays (0: until Ctrl+C; default 3)")  # fmt: skip
     practice.add_argument("--offset-s", type=float, default=0.0, metavar="S",
                           help="the attempt began this long after the source (negative: before)")  # fmt: skip
     practice.add_argument(
@@ -93,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"liveshadow: the folder of {args.report} does not exist", file=sys.stderr)
         return EXIT_USAGE
     from engine.audio.stretch import MAX_SPEED, MIN_SPEED
+    from engine.practice.loop import MAX_PASSES
 
     if not MIN_SPEED <= args.speed <= MAX_SPEED:
         print(f"liveshadow: --speed must lie between {MIN_SPEED} and {MAX_SPEED}, not {args.speed:g}", file=sys.stderr)
@@ -100,9 +106,15 @@ def run(args: argparse.Namespace) -> int:
     if args.speed != 1.0 and args.interpret and not args.live:
         print("liveshadow: --speed is for shadowing a recorded attempt, or --live", file=sys.stderr)
         return EXIT_USAGE
-    if args.sentences and args.export and not args.live:
-        print("liveshadow: --export of a recorded attempt sentence by sentence: export the --live session, which keeps "
-              "what it played", file=sys.stderr)  # fmt: skip
+    if args.loop and (args.interpret or args.sentences):
+        print("liveshadow: --loop is for shadowing practice, and not with --sentences", file=sys.stderr)
+        return EXIT_USAGE
+    if args.loop and not 0 <= args.passes <= MAX_PASSES:
+        print(f"liveshadow: --passes must lie between 0 (until Ctrl+C) and {MAX_PASSES}", file=sys.stderr)
+        return EXIT_USAGE
+    if (args.sentences or args.loop) and args.export and not args.live:
+        print("liveshadow: --export of a recorded attempt sentence by sentence or looped: export the --live session, "
+              "which keeps what it played", file=sys.stderr)  # fmt: skip
         return EXIT_USAGE
     if args.sentences and args.interpret:
         print("liveshadow: --sentences is for shadowing practice (interpreting is timed per sentence already)",
@@ -122,8 +134,8 @@ def run(args: argparse.Namespace) -> int:
             report = interpret_practice_file(Path(args.source), Path(args.voice), args.lang, args.offset_s)
         else:
             report = practice_file(Path(args.source), Path(args.voice), args.lang or "en", args.offset_s,
-                                   speed=args.speed, sentence_by_sentence=args.sentences)  # fmt: skip
-    except (AsrError, AudioFileError, AudioDeviceError, OSError) as exc:
+                                   speed=args.speed, sentence_by_sentence=args.sentences, loop=_loop(args))  # fmt: skip
+    except (AsrError, AudioFileError, AudioDeviceError, OSError, ValueError) as exc:  # ValueError: a loop, a speed
         print(f"liveshadow: {exc}", file=sys.stderr)
         return EXIT_ERROR
     return finish(args, report, Path(args.source))
@@ -167,9 +179,10 @@ def run_heard(args: argparse.Namespace) -> int:
     from engine.practice import history
     from engine.practice.heard import HeardPracticeSession
 
-    if args.source or args.voice or args.offset_s or args.output or args.history or args.speed != 1.0 or args.sentences:
-        print("liveshadow: --hear takes no SOURCE, --voice, --offset-s, --speed, --sentences, --output or --history: "
-              "the source is what it hears, the attempt is recorded live", file=sys.stderr)  # fmt: skip
+    live_only = args.speed != 1.0 or args.sentences or args.loop
+    if args.source or args.voice or args.offset_s or args.output or args.history or live_only:
+        print("liveshadow: --hear takes no SOURCE, --voice, --offset-s, --speed, --sentences, --loop, --output or "
+              "--history: the source is what it hears, the attempt is recorded live", file=sys.stderr)  # fmt: skip
         return EXIT_USAGE
     if args.report and not Path(args.report).resolve().parent.is_dir():
         print(f"liveshadow: the folder of {args.report} does not exist", file=sys.stderr)
@@ -236,7 +249,7 @@ def run_live(args: argparse.Namespace) -> dict | None:
     language = args.lang if args.interpret else args.lang or "en"
     session = PracticeSession(Path(args.source), language, device_arg(args.input), device_arg(args.output),
                               _record_dir(args), interpret=args.interpret,
-                              speed=args.speed, sentence_by_sentence=args.sentences)  # fmt: skip
+                              speed=args.speed, sentence_by_sentence=args.sentences, loop=_loop(args))  # fmt: skip
     print("liveshadow: preparing (the recognizer, the source's words)…", file=sys.stderr)
     session.prepare()
     if args.interpret:  # the English text is the answer: not shown before
@@ -249,6 +262,25 @@ def run_live(args: argparse.Namespace) -> dict | None:
               file=sys.stderr)  # fmt: skip
     session.start()
     return _follow(session)
+
+
+def _loop_times(text: str) -> tuple[float, float]:
+    """``A-B`` in seconds (argparse's type)."""
+    try:
+        a, b = (float(part) for part in text.split("-", 1))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a loop is A-B in seconds (e.g. 12.5-20), not {text!r}") from None
+    if not 0 <= a < b:
+        raise argparse.ArgumentTypeError(f"a loop's B must come after its A, both from 0 s: {text!r}")
+    return a, b
+
+
+def _loop(args: argparse.Namespace):  # noqa: ANN202 - engine.practice.loop.Loop | None, imported here
+    from engine.practice.loop import UNTIL_STOP, Loop
+
+    if not args.loop:
+        return None
+    return Loop(args.loop[0], args.loop[1], args.passes or UNTIL_STOP)
 
 
 def _record_dir(args: argparse.Namespace) -> Path | None:

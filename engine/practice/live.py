@@ -44,8 +44,9 @@ from engine.practice.live_common import (
     PracticeState,
     on_source_clock,
 )
+from engine.practice.loop import Loop
+from engine.practice.program import Program, make_program
 from engine.practice.reference import source_words
-from engine.practice.sentences import PlayedSentence, played_sentences, program_audio, program_words, split_sentences
 from engine.practice.tap import SAMPLE_RATE, RecordingTap
 
 __all__ = ["ATTEMPT_FILE", "REPORT_FILE", "PracticeSession", "PracticeSnapshot", "PracticeState"]
@@ -79,22 +80,26 @@ class PracticeSession(LiveSessionBase):
         interpret: bool = False,
         speed: float = 1.0,
         sentence_by_sentence: bool = False,
+        loop: Loop | None = None,
     ) -> None:
         """``pace_setter``: also run the machine on the source (``pace_setter.machine_lag``) while preparing.
         ``interpret``: the source is in ``language`` (None: detected) and the person speaks English; their words are
         marked against an English text of the source (``interpreting.english_target``). ``speed``: the source plays
         this much slower or faster, its pitch kept (``audio.stretch``); every time is on its clock as played.
         ``sentence_by_sentence``: each sentence plays, then a pause to repeat it in (``sentences``); every sentence is
-        scored (no pace-setter: the machine shadows, it does not repeat)."""
+        scored (no pace-setter: the machine shadows, it does not repeat). ``loop``: the words from A to B (on the
+        source's own clock) play ``passes`` times, each pass scored (``loop``)."""
         super().__init__(record_dir, language, interpret)
-        if sentence_by_sentence and interpret:
-            raise ValueError("sentence by sentence is for shadowing practice: an interpreting one is timed per "
-                             "sentence already")  # fmt: skip
+        if (sentence_by_sentence or loop is not None) and interpret:
+            raise ValueError("sentence by sentence and the loop are for shadowing practice: an interpreting one is "
+                             "timed per sentence already")  # fmt: skip
+        if sentence_by_sentence and loop is not None:
+            raise ValueError("a practice is sentence by sentence or a loop, not both")
         self.source = source
         self.speed = check_speed(speed)
-        self.sentence_by_sentence = sentence_by_sentence
-        self._sentences: list[PlayedSentence] | None = None
-        self.pace_setter = pace_setter and not sentence_by_sentence
+        self.sentence_by_sentence, self.loop = sentence_by_sentence, loop
+        self.program: Program | None = None  # what plays, when not the source straight through
+        self.pace_setter = pace_setter and not sentence_by_sentence and loop is None
         self.input_device, self.output_device = input_device, output_device
         self._backend = backend
         self._vad = None
@@ -125,7 +130,7 @@ class PracticeSession(LiveSessionBase):
     @property
     def played_recording(self) -> Path:
         """The source as it played, on the attempt's clock: itself at 1x, else the copy kept beside the attempt."""
-        if (self.speed == 1.0 and not self.sentence_by_sentence) or self.record_dir is None:
+        if (self.speed == 1.0 and not self.sentence_by_sentence and self.loop is None) or self.record_dir is None:
             return self.source
         return self.record_dir / SOURCE_FILE
 
@@ -156,11 +161,11 @@ class PracticeSession(LiveSessionBase):
         if not self._source_units:
             raise AsrError(f"no words were heard in {self.source}: there is nothing to shadow")
         self._audio = stretch(audio, SAMPLE_RATE, self.speed)
-        if self.sentence_by_sentence:
-            split = split_sentences(self._source_words, self.duration_s)
-            self._sentences = played_sentences(split, SAMPLE_RATE)
-            self._audio = program_audio(self._audio, SAMPLE_RATE, split)
-            self._source_words = program_words(self._sentences)
+        self.program = make_program(self._source_words, self.duration_s, SAMPLE_RATE, self.speed,
+                                    self.sentence_by_sentence, self.loop)  # fmt: skip
+        if self.program is not None:
+            self._audio = self.program.audio(self._audio, SAMPLE_RATE)
+            self._source_words = self.program.words
             self._source_units = units(self._source_words, self.said_language)
         if self.pace_setter:
             from engine.practice.pace_setter import machine_lag
@@ -284,7 +289,7 @@ class PracticeSession(LiveSessionBase):
             report.update(language=self.language, attempt_s=attempt.size / SAMPLE_RATE)
         else:
             report = score_recording(self._source_words, attempt, self._backend, self.said_language,  # type: ignore[arg-type]
-                                     sentences=self._sentences)  # fmt: skip
+                                     program=self.program)  # fmt: skip
         report.update({
             "command": "practice --live", "source": str(self.source), "source_words_from": self._words_from,
             "source_s": self.duration_s, "speed": self.speed, "capture_offset_s": self.offset_s(),

@@ -14,7 +14,7 @@ after the sentence's end (negative: they began while it still played).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,17 +88,20 @@ def pause_s(sentence: Sentence) -> float:
     return sentence.end_s - sentence.start_s + REPEAT_MARGIN_S
 
 
-def _samples(sentence: Sentence, rate: int) -> tuple[int, int, int]:
+PauseOf = Callable[[Sentence], float]
+
+
+def _samples(sentence: Sentence, rate: int, pause_of: PauseOf) -> tuple[int, int, int]:
     """Where a sentence's audio starts and ends in the source, and its pause's length, in samples."""
     start, end = int(round(sentence.start_s * rate)), int(round(sentence.end_s * rate))
-    return start, end, int(round(pause_s(sentence) * rate))
+    return start, end, int(round(pause_of(sentence) * rate))
 
 
-def played_sentences(sentences: Sequence[Sentence], rate: int) -> list[PlayedSentence]:
+def played_sentences(sentences: Sequence[Sentence], rate: int, pause_of: PauseOf = pause_s) -> list[PlayedSentence]:
     """The sentences on the program's clock (each sentence's audio, then its pause)."""
     played, at = [], 0
     for sentence in sentences:
-        start, end, pause = _samples(sentence, rate)
+        start, end, pause = _samples(sentence, rate, pause_of)
         shift = at / rate - sentence.start_s
         words = tuple(Word(w.text, w.start_s + shift, w.end_s + shift) for w in sentence.words)
         length = end - start + pause
@@ -107,11 +110,13 @@ def played_sentences(sentences: Sequence[Sentence], rate: int) -> list[PlayedSen
     return played
 
 
-def program_audio(audio: np.ndarray, rate: int, sentences: Sequence[Sentence]) -> np.ndarray:
+def program_audio(
+    audio: np.ndarray, rate: int, sentences: Sequence[Sentence], pause_of: PauseOf = pause_s
+) -> np.ndarray:
     """The audio played: each sentence's, then its pause's silence."""
     parts = []
     for sentence in sentences:
-        start, end, pause = _samples(sentence, rate)
+        start, end, pause = _samples(sentence, rate, pause_of)
         clip = audio[start:end].astype(np.float32, copy=False)
         parts += [clip, np.zeros(pause + (end - start) - clip.size, np.float32)]  # past the audio's end: silence
     return np.concatenate(parts) if parts else np.zeros(0, np.float32)

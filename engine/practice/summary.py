@@ -9,8 +9,10 @@ from engine.practice.score import ACCURACY, EVS_S, LONGEST_LOST_S, MISSED_WORDS,
 def figure_lines(report: dict) -> list[str]:
     """A shadowing or (``task`` "interpret") an interpreting report's figures."""
     lines = _interpreting(report) if report.get("task") == "interpret" else _shadowing(report)
-    if report.get("sentences") and report.get("task") != "interpret":
+    if report.get("mode") == "sentence by sentence":
         lines += _sentences(report)
+    elif report.get("mode") == "loop":
+        lines += _passes(report)
     if report.get("speed", 1.0) != 1.0:
         lines.append(f"the source played at {report['speed']:g}x (its pitch kept): the times are as it played")
     machine = report.get("machine_lag_s")
@@ -63,4 +65,19 @@ def _sentences(report: dict) -> list[str]:
         if row["missed"]:
             line += f", missed: {', '.join(row['missed'])}"
         lines.append(line)
+    return lines
+
+
+def _passes(report: dict) -> list[str]:
+    """An A-B loop: a line per pass, the best and the last marked."""
+    loop, rows = report["loop"], report["passes"]
+    lines = [f"loop {loop['a_s']:.1f}-{loop['b_s']:.1f} s: {len(rows)} pass{'es' if len(rows) != 1 else ''}"]
+    for row in rows:
+        marks = [m for m, n in (("best", report["best_pass"]), ("last", report["last_pass"])) if n == row["pass"]]
+        line = f"  pass {row['pass']}" + (f": {row['accuracy']:.0%}" if row["accuracy"] is not None else "")
+        if row["evs_s"] is not None:
+            line += f", EVS median {row['evs_s']:.2f} s"
+        if row["missed"]:
+            line += f", missed: {', '.join(row['missed'])}"
+        lines.append(line + (f" ({' and '.join(marks)})" if marks else ""))
     return lines
