@@ -15,3 +15,12 @@ def language_name(code: str | None) -> str:
     if code is None:
         return "not detected yet"
     return COMMON_LANGUAGES.get(code, code)
+
+
+def whisper_knows(code: str) -> bool:
+    """Whether Whisper transcribes ``code`` (its tokenizer's list; any code when that list cannot be read)."""
+    try:
+        from faster_whisper.tokenizer import _LANGUAGE_CODES  # the list has no public name
+    except ImportError:
+        return True
+    return code in _LANGUAGE_CODES

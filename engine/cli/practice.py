@@ -41,6 +41,10 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
                           "times, a short gap between, each pass scored")  # fmt: skip
     practice.add_argument("--passes", type=int, default=3, metavar="N",
                           help="how many times --loop plays (0: until Ctrl+C; default 3)")  # fmt: skip
+    practice.add_argument("--into", metavar="L",
+                          help="with --interpret: the language you interpret into (es, fr, de, ...; default en), "
+                          "recognized by Whisper base; chrF against SOURCE's name + .L.txt when it lies beside "
+                          "it")  # fmt: skip
     practice.add_argument("--offset-s", type=float, default=0.0, metavar="S",
                           help="the attempt began this long after the source (negative: before)")  # fmt: skip
     practice.add_argument(
@@ -106,6 +110,20 @@ def run(args: argparse.Namespace) -> int:
     if args.speed != 1.0 and args.interpret and not args.live:
         print("liveshadow: --speed is for shadowing a recorded attempt, or --live", file=sys.stderr)
         return EXIT_USAGE
+    if args.into and args.into != "en":
+        if not args.interpret:
+            print("liveshadow: --into is the language you interpret into: it goes with --interpret", file=sys.stderr)
+            return EXIT_USAGE
+        if args.live or args.export:
+            print("liveshadow: --into scores a recorded attempt (--voice) for now; --live and --export interpret into "
+                  "English", file=sys.stderr)  # fmt: skip
+            return EXIT_USAGE
+        from engine.asr.languages import whisper_knows
+
+        if not whisper_knows(args.into):
+            print(f"liveshadow: Whisper does not transcribe {args.into!r} (a language code: es, fr, de, ...)",
+                  file=sys.stderr)  # fmt: skip
+            return EXIT_USAGE
     if args.loop and (args.interpret or args.sentences):
         print("liveshadow: --loop is for shadowing practice, and not with --sentences", file=sys.stderr)
         return EXIT_USAGE
@@ -128,6 +146,11 @@ def run(args: argparse.Namespace) -> int:
             report = run_live(args)
             if report is None:
                 return EXIT_ERROR
+        elif args.interpret and args.into and args.into != "en":
+            from engine.practice.interpret_into import interpret_into_file
+
+            report = interpret_into_file(Path(args.source), Path(args.voice), args.into, args.lang or "en",
+                                         args.offset_s)  # fmt: skip
         elif args.interpret:
             from engine.practice.interpreting import interpret_practice_file
 
@@ -325,6 +348,9 @@ def history_text(entries: list[dict]) -> str:
 
 
 def interpreting_summary(report: dict) -> str:
+    if report.get("into"):
+        lines = [f"source: {report['source_text']}", f"you ({report['into']}): {report['attempt_text']}"]
+        return "\n".join([*lines, *figure_lines(report)])
     lines = [f"source ({report['chrf_against']}): {report['english_text']}", f"you: {report['attempt_text']}"]
     return "\n".join([*lines, *figure_lines(report)])
 

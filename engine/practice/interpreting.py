@@ -111,7 +111,7 @@ def score_interpretation(target: EnglishTarget, said: Sequence[Word], offset_s: 
     english_text = target.reference or " ".join(w.text for w in target.translated)
     return {
         SENTENCE_LAG_S: {"per_sentence": lags, **aggregate(measured)},
-        CHRF: _chrf(english_text, attempt_text),
+        CHRF: attempt_chrf(english_text, attempt_text),
         "chrf_against": target.origin,
         "sentences": len(lags),
         "sentences_said": len(measured),
@@ -153,7 +153,7 @@ def interpret_practice_file(
     return report
 
 
-def _chrf(reference: str, attempt: str) -> float | None:
+def attempt_chrf(reference: str, attempt: str) -> float | None:
     if not attempt.strip():
         return 0.0
     try:

@@ -46,6 +46,8 @@ def _interpreting(report: dict) -> list[str]:
         lines = [f"none of the {report['sentences']} sentences was rendered"]
     if report["chrf"] is not None:
         lines.append(f"chrF {report['chrf']:.1f} against {report['chrf_against']}")
+    elif report.get("chrf_note"):
+        lines.append(report["chrf_note"])
     return lines
 
 
