@@ -60,6 +60,7 @@ log = logging.getLogger(__name__)
 KEY_GEOMETRY = "window/geometry"
 KEY_INPUT_DEVICE = "audio/input_device"
 KEY_OUTPUT_DEVICE = "audio/output_device"
+EXPORT_SESSION_TIP = "Copy the last session's folder: audio, captions, transcript, metrics (Ctrl+E)"
 KEY_WINDOW_STATE = "window/state"  # the settings panel shown or folded away
 KEY_TRANSCRIPT_PT = "view/transcript_point_size"
 DEFAULT_SIZE = (1100, 760)
@@ -161,7 +162,7 @@ class MainWindow(QMainWindow):
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setToolTip("Stop at once; pending words are dropped (Esc)")
         self.export_button = QPushButton("Export…")
-        self.export_button.setToolTip("Copy the last session's folder: audio, captions, transcript, metrics (Ctrl+E)")
+        self.export_button.setToolTip(EXPORT_SESSION_TIP)
         self.start_button.clicked.connect(self.start_session)
         self.stop_button.clicked.connect(self.stop_session)
         self.cancel_button.clicked.connect(self.cancel_session)
@@ -294,6 +295,15 @@ class MainWindow(QMainWindow):
         self.practice.view.setVisible(practising)
         what = "Start practising" if practising else "Start shadowing"
         self.start_button.setToolTip(f"{what} (Space or Ctrl+Enter)")
+        self._update_export()
+
+    def _update_export(self) -> None:
+        """Export… takes the last session, or in Practise the last attempt (as TextGrid, ELAN and CSV)."""
+        practising = self.settings_panel.practising()
+        exportable = self.practice.report if practising else self.controller.session_folder
+        self.export_button.setEnabled(self.state not in ACTIVE_STATES and exportable is not None)
+        self.export_button.setToolTip("Export the last attempt as a Praat TextGrid, an ELAN .eaf and a CSV (Ctrl+E)"
+                                      if practising else EXPORT_SESSION_TIP)  # fmt: skip
 
     def stop_session(self) -> None:
         (self.practice if self.practice.busy else self.controller).stop()
@@ -411,6 +421,9 @@ class MainWindow(QMainWindow):
             self.idle_level.setValue(-60)
 
     def export_session(self) -> None:
+        if self.settings_panel.practising():
+            self.practice.export()
+            return
         folder = self.controller.session_folder
         if folder is None or not folder.is_dir():
             self.show_error("There is no recorded session to export yet.")
@@ -438,7 +451,7 @@ class MainWindow(QMainWindow):
         self.start_button.setEnabled(not active)
         self.stop_button.setEnabled(state == State.RUNNING.value)
         self.cancel_button.setEnabled(active)
-        self.export_button.setEnabled(not active and self.controller.session_folder is not None)
+        self._update_export()
         for widget in (self.settings_panel, self.input_combo, self.output_combo, self.refresh_button):
             widget.setEnabled(not active)
         self.preset_label.setText(f"Preset: {self.settings_panel.preset.currentText()}")

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Protocol
 
 from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QComboBox, QStatusBar
+from PySide6.QtWidgets import QComboBox, QFileDialog, QStatusBar
 
 from app.practice_controller import LiveSession, PracticeController
 from app.settings import app_settings
@@ -18,6 +18,7 @@ from app.widgets.practice_view import PracticeView
 from app.widgets.settings_panel import SettingsPanel
 from engine.pipeline.history import SIDE_BY_SIDE
 from engine.practice import history
+from engine.practice.export import export_attempt
 from engine.practice.heard import SYSTEM, HeardPracticeSession
 from engine.practice.live import PracticeSession
 from engine.practice.live_common import ATTEMPT_FILE, PracticeState
@@ -142,6 +143,30 @@ class PracticeMode(QObject):
         if source is None:
             return False
         return self.window.replay_session(folder, SIDE_BY_SIDE, start_s, recordings=(source, folder / ATTEMPT_FILE))
+
+    def export(self) -> None:
+        """*Export…* in Practise: the last attempt as a Praat TextGrid, an ELAN .eaf and a CSV, in a folder chosen."""
+        if self.report is None:
+            self.window.show_error("There is no scored attempt to export yet.")
+            return
+        target = QFileDialog.getExistingDirectory(None, "Export the attempt (TextGrid, ELAN, CSV) into")
+        if target:
+            self.export_to(Path(target))
+
+    def export_to(self, target: Path) -> list[Path]:
+        session, folder = self.controller.session, self.controller.folder
+        source = session.source_recording if session is not None else None
+        if self.report is None or source is None:
+            return []
+        destination = target / (folder.name if folder is not None else "practice")
+        try:
+            written = export_attempt(self.report, destination, source)
+        except (OSError, ValueError) as exc:
+            self.window.show_error(f"Export failed: {exc}")
+            return []
+        self.window.statusBar().showMessage(f"Attempt exported to {destination}: "
+                                            f"{', '.join(p.name for p in written)}", 8000)  # fmt: skip
+        return written
 
     def stop(self) -> None:
         self.controller.stop()

@@ -55,8 +55,8 @@ def test_the_textgrid_eaf_and_csv_hold_the_reports_tiers_and_times(tmp_path: Pat
 def test_the_machines_rendering_is_a_tier_of_its_own(tmp_path: Path) -> None:
     from praatio import textgrid
 
-    machine = [{"text": "good", "played_start_s": 1.4, "played_end_s": 1.7},
-               {"text": "morning", "played_start_s": None}]  # fmt: skip
+    machine = [{"text": "good", "speak_start_s": 1.4, "speak_end_s": 1.7},
+               {"text": "morning", "speak_start_s": None}]  # fmt: skip
     written = export(REPORT, tmp_path, (), machine_words=machine)
     grid = textgrid.openTextgrid(str(written[0]), includeEmptyIntervals=False)
     assert [(e.start, e.end, e.label) for e in grid.getTier("liveshadow").entries] == [(1.4, 1.7, "good")]

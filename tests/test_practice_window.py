@@ -108,6 +108,16 @@ def test_a_practice_in_the_window_marks_words_live_then_sums_up_shows_progress_a
     assert window.grab().save(str(artifacts_dir / "practice_window.png"))  # for people to look at (README)
     xs, ys = view.progress_curve.getData()
     assert list(xs) == [1] and ys[0] == pytest.approx(report["evs_s"]["median"])
+    # Export…: the attempt for Praat and ELAN, liveshadow's own rendering (the pace-setter) a tier beside the person's
+    from praatio import textgrid
+
+    assert window.export_button.isEnabled() and "TextGrid" in window.export_button.toolTip()
+    written = window.practice.export_to(tmp_path / "export")
+    assert sorted(p.suffix for p in written) == [".TextGrid", ".csv", ".eaf"]
+    grid = textgrid.openTextgrid(str(next(p for p in written if p.suffix == ".TextGrid")), includeEmptyIntervals=False)
+    assert grid.tierNames == ("source", "attempt", "mark", "evs", "liveshadow")
+    spoken = [e.label for e in grid.getTier("liveshadow").entries]
+    assert len(spoken) >= 0.8 * len(report["machine_words"]) and spoken[0] == report["machine_words"][0]["text"]
     # replay from a word: the source left, the person right
     from PySide6.QtCore import QUrl
 

@@ -177,13 +177,10 @@ def finish(args: argparse.Namespace, report: dict, source: Path) -> int:
     if args.report:
         Path(args.report).write_text(text, encoding="utf-8")
     if getattr(args, "export", None):
-        from engine.practice.export import export, played_source
+        from engine.practice.export import export_attempt
 
         try:
-            played = report.get("played_source")  # a live attempt slowed or sentence by sentence kept what it played
-            media = [Path(played) if played else played_source(source, report.get("speed", 1.0), Path(args.export))]
-            media += [Path(report[k]) for k in ("attempt", "recording") if report.get(k)]
-            written = export(report, Path(args.export), media)
+            written = export_attempt(report, Path(args.export), source)
         except (OSError, ValueError) as exc:  # the score is still printed
             print(f"liveshadow: the export was not written: {exc}", file=sys.stderr)
         else:

@@ -49,8 +49,8 @@ def _intervals(spans: Sequence[Span]) -> list[Span]:
 
 def tiers(report: dict, machine_words: Sequence[dict] | None = None) -> dict[str, list[Span]]:
     """The export's tiers from a practice report (``score.PracticeScore.report`` keys); ``evs`` holds points
-    (``start_s == end_s``). ``machine_words``: the pace-setter's session words (``text``, ``played_start_s``,
-    ``played_end_s`` on the source clock)."""
+    (``start_s == end_s``). ``machine_words``: the pace-setter's spoken words (``text``, ``speak_start_s``,
+    ``speak_end_s`` on the source clock: ``pace_setter.PaceSetter.words``)."""
     words = report.get("words") or []
     source, attempt, marks, evs = [], [], [], []
     for w in words:
@@ -68,8 +68,8 @@ def tiers(report: dict, machine_words: Sequence[dict] | None = None) -> dict[str
             evs.append(Span(w["source_end_s"], w["source_end_s"], f"{w['evs_s']:.3f}"))
     out = {"source": _intervals(source), "attempt": _intervals(attempt), "mark": _intervals(marks), "evs": evs}
     if machine_words:
-        out[MACHINE_TIER] = _intervals([Span(w["played_start_s"], w["played_end_s"], w["text"]) for w in machine_words
-                                        if w.get("played_start_s") is not None])  # fmt: skip
+        out[MACHINE_TIER] = _intervals([Span(w["speak_start_s"], w["speak_end_s"], w["text"]) for w in machine_words
+                                        if w.get("speak_start_s") is not None])  # fmt: skip
     return out
 
 
@@ -165,3 +165,13 @@ def export(
     ]
     log.info("exported %s to %s", stem, folder)
     return written
+
+
+def export_attempt(report: dict, folder: Path, source: Path) -> list[Path]:
+    """A scored attempt's export, its recordings linked as they played: the source as played (slowed, sentence by
+    sentence or looped: the copy the live session kept, or one stretched here), the attempt, liveshadow's own
+    rendering as a tier when the pace-setter ran."""
+    played = report.get("played_source")
+    media = [Path(played) if played else played_source(source, report.get("speed", 1.0), folder)]
+    media += [Path(report[k]) for k in ("attempt", "recording") if report.get(k)]
+    return export(report, folder, media, machine_words=report.get("machine_words"))

@@ -82,7 +82,7 @@ class PracticeSession(LiveSessionBase):
         sentence_by_sentence: bool = False,
         loop: Loop | None = None,
     ) -> None:
-        """``pace_setter``: also run the machine on the source (``pace_setter.machine_lag``) while preparing.
+        """``pace_setter``: also run the machine on the source (``pace_setter.pace_setter``) while preparing.
         ``interpret``: the source is in ``language`` (None: detected) and the person speaks English; their words are
         marked against an English text of the source (``interpreting.english_target``). ``speed``: the source plays
         this much slower or faster, its pitch kept (``audio.stretch``); every time is on its clock as played.
@@ -168,9 +168,10 @@ class PracticeSession(LiveSessionBase):
             self._source_words = self.program.words
             self._source_units = units(self._source_words, self.said_language)
         if self.pace_setter:
-            from engine.practice.pace_setter import machine_lag
+            from engine.practice.pace_setter import pace_setter
 
-            self.pace = machine_lag(self.source, self.language, self.interpret, self.speed)
+            machine = pace_setter(self.source, self.language, self.interpret, self.speed)
+            self.pace, self.pace_words = machine.lags, machine.words
 
     # ----- run
     def start(self) -> None:
@@ -295,6 +296,7 @@ class PracticeSession(LiveSessionBase):
             "source_s": self.duration_s, "speed": self.speed, "capture_offset_s": self.offset_s(),
             "live": {"evs_s": aggregate(e for _, e in live.evs), "attempt_text": " ".join(live.attempt)},
             "machine_lag_s": {**aggregate(lag for _, lag in self.pace), "per_word": self.pace} if self.pace else None,
+            "machine_words": self.pace_words or None,  # liveshadow's own rendering (the export's tier)
         })  # fmt: skip
         played = {SOURCE_FILE: self._audio} if self.played_recording != self.source else {}
         self._keep(report, {ATTEMPT_FILE: attempt, **played})

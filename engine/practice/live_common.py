@@ -64,6 +64,7 @@ class LiveSessionBase:
         self.error: str | None = None
         self.report: dict | None = None
         self.pace: list[tuple[float, float]] = []
+        self.pace_words: list[dict] = []  # the pace-setter's own words as it spoke them
         self._lock = threading.Lock()
         self._stop, self._cancel, self._finished = threading.Event(), threading.Event(), threading.Event()
         self._committed: list[Word] = []  # the person's words, on their capture's clock

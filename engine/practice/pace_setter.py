@@ -13,6 +13,7 @@ import json
 import logging
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import soundfile as sf
@@ -48,22 +49,32 @@ def _cache_path(source: Path, interpret_from: str | None, speed: float) -> Path:
     return paths.data_dir() / CACHE_FOLDER / f"{name}.json"
 
 
-def machine_lag(
-    source: Path, language: str | None = "en", interpret: bool = False, speed: float = 1.0
-) -> list[tuple[float, float]]:
-    """(source word end, the machine's ear-voice lag) for every word the machine spoke; [] for a source in another
-    language shadowed, or when the run fails (the practice goes on without it). ``interpret``: the machine
-    interprets the source from ``language`` (None: detected). ``speed``: the machine shadows the source as played
-    at this speed (``audio.stretch``), on that clock."""
+@dataclass(frozen=True)
+class PaceSetter:
+    """The machine's run on a source: its lag per word, and its own words as it spoke them (for the export)."""
+
+    lags: list[tuple[float, float]]  # (source word end, the machine's ear-voice lag)
+    words: list[dict]  # {"text", "speak_start_s", "speak_end_s"} on the source's clock (as played)
+
+    @classmethod
+    def none(cls) -> PaceSetter:
+        return cls([], [])
+
+
+def pace_setter(source: Path, language: str | None = "en", interpret: bool = False, speed: float = 1.0) -> PaceSetter:
+    """The machine shadowing (or ``interpret``: interpreting from ``language``, None: detected) the source as played
+    at ``speed`` (``audio.stretch``), on that clock; none for a source in another language shadowed, or when the run
+    fails (the practice goes on without it)."""
     from engine.pipeline.config import AUTO_LANGUAGE, ShadowConfig
 
     if language != "en" and not interpret:
-        return []
+        return PaceSetter.none()
     translate_from = (language or AUTO_LANGUAGE) if interpret else None
     cache = _cache_path(source, translate_from, speed)
     try:
-        return [(float(a), float(b)) for a, b in json.loads(cache.read_text(encoding="utf-8"))]
-    except (OSError, ValueError, TypeError):
+        kept = json.loads(cache.read_text(encoding="utf-8"))
+        return PaceSetter([(float(a), float(b)) for a, b in kept["lags"]], list(kept["words"]))
+    except (OSError, ValueError, TypeError, KeyError):  # none kept, or kept by an older version (lags only)
         pass
     from engine.pipeline.shadow import shadow_file
 
@@ -72,12 +83,16 @@ def machine_lag(
             report = shadow_file(played, ShadowConfig(translate_from=translate_from), speech_chain=False)
     except (OSError, RuntimeError, ValueError) as exc:
         log.warning("no pace-setter for %s: %s", source, exc)
-        return []
-    points = [(float(w["source_end_s"]), float(w[m.EAR_VOICE_LAG_S])) for w in report["words"]
-              if w.get(m.EAR_VOICE_LAG_S) is not None]  # fmt: skip
+        return PaceSetter.none()
+    spoken = [w for w in report["words"] if w.get(m.EAR_VOICE_LAG_S) is not None]
+    result = PaceSetter(
+        [(float(w["source_end_s"]), float(w[m.EAR_VOICE_LAG_S])) for w in spoken],
+        [{"text": w["text"], "speak_start_s": w.get("speak_start_s"), "speak_end_s": w.get("speak_end_s")}
+         for w in spoken],
+    )  # fmt: skip
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        cache.write_text(json.dumps(points), encoding="utf-8")
+        cache.write_text(json.dumps({"lags": result.lags, "words": result.words}), encoding="utf-8")
     except OSError as exc:
         log.warning("the pace-setter of %s was not kept: %s", source, exc)
-    return points
+    return result
