@@ -259,6 +259,7 @@ class MainWindow(QMainWindow):
         self.controller.committed.connect(self._on_committed)
         self.controller.spoken.connect(self._on_spoken)
         self.controller.error.connect(self.show_error)
+        self.controller.progress.connect(self.show_progress)
         self.controller.warning.connect(self.show_warning)
         self.settings_panel.changed.connect(self._update_warning)
         self.settings_panel.changed.connect(self._show_mode)
@@ -444,6 +445,11 @@ class MainWindow(QMainWindow):
             return None
         self.statusBar().showMessage(f"Session exported to {destination}", 8000)
         return destination
+
+    def show_progress(self, text: str) -> None:
+        """A step of preparing (a long recording read, the source's words): beside "Preparing…"."""
+        if self.state == PREPARING:
+            self.status_label.setText(f"Preparing… {text}")
 
     def _on_state(self, state: str) -> None:
         self.state = state

@@ -28,6 +28,7 @@ class PracticeController(QObject):
     state_changed = Signal(str)  # PREPARING, then PracticeState values
     error = Signal(str)
     finished = Signal(object)  # the report (None when cancelled or failed)
+    progress = Signal(str)  # while preparing: the step ("reading the recording: 40%")
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -53,7 +54,10 @@ class PracticeController(QObject):
 
     def _run(self, session: LiveSession) -> None:
         try:
-            session.prepare()
+            if isinstance(session, PracticeSession):
+                session.prepare(self.progress.emit)
+            else:
+                session.prepare()
             if self._cancelled.is_set():
                 self.state_changed.emit(PracticeState.CANCELLED.value)
                 self.finished.emit(None)

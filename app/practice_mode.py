@@ -40,6 +40,7 @@ class Host(Protocol):
     def show_error(self, text: str) -> None: ...
     def statusBar(self) -> QStatusBar: ...  # noqa: N802 (Qt's name)
     def stop_replay(self) -> None: ...
+    def show_progress(self, text: str) -> None: ...
     def replay_session(
         self, folder: Path | None, mode: str | None, start_s: float = 0.0, recordings: tuple[Path, Path] | None = None
     ) -> bool: ...
@@ -62,6 +63,7 @@ class PracticeMode(QObject):
         self.controller.state_changed.connect(window._on_state)
         self.controller.error.connect(window.show_error)
         self.controller.finished.connect(self._finished)
+        self.controller.progress.connect(window.show_progress)
         self.view.word_clicked.connect(self.replay_from)
 
     @property

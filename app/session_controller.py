@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+import numpy as np
 from PySide6.QtCore import QObject, Signal
 
 from engine import paths
-from engine.audio.io import load_audio
+from engine.audio.io import by_percent, load_audio
 from engine.audio.sound_server import restore_leftover_duck
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.history import FOLDER_TIME
@@ -74,6 +75,7 @@ class _Request:
     live: str
     heard: LiveSource | None = None  # the live source, opened before the models were ready
     opened_at: float | None = None  # when (time.monotonic()) it was opened
+    audio: np.ndarray | None = None  # the recording, decoded off the GUI thread
 
 
 class SessionController(QObject):
@@ -84,6 +86,7 @@ class SessionController(QObject):
     error = Signal(str)
     warning = Signal(str)  # the session runs, but not quite as asked (e.g. the learned policy fell back)
     speaker_tested = Signal(object)  # None when the test sentence played, else what went wrong
+    progress = Signal(str)  # while preparing: what is being done ("reading the recording: 40%")
     _loaded = Signal(object, object, object)  # models or None, error text or None, the start request
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -129,7 +132,8 @@ class SessionController(QObject):
             return
         request = _Request(config, source, record, live)
         models = self.models
-        if models is not None and models.key == config.models_key() and not self._load_lock.locked():
+        ready = models is not None and models.key == config.models_key() and not self._load_lock.locked()
+        if ready and source is None:
             self._start_session(request)
             return
         if source is None:
@@ -150,10 +154,18 @@ class SessionController(QObject):
                 models, problem = self._load(config), None
             except Exception as exc:  # a missing or broken model: say so in the window
                 log.exception("loading the models failed")
-                models, problem = None, str(exc)
+                models, problem = None, f"Cannot load the models: {exc}"
+            if models is not None and source is not None:  # decoded here too: a long video takes a while
+                try:
+                    request.audio = load_audio(source, progress=by_percent(self._reading))
+                except (OSError, ValueError) as exc:  # not audio, cut short, no FFmpeg: the window says so
+                    models, problem = None, f"Cannot start: {exc}"
             self._loaded.emit(models, problem, request)
 
         threading.Thread(target=load, name="load-models", daemon=True).start()
+
+    def _reading(self, share: float) -> None:
+        self.progress.emit(f"reading the recording: {share:.0%}")
 
     def _on_loaded(self, models: Models | None, problem: str | None, request: _Request) -> None:
         self._loading = False
@@ -162,7 +174,7 @@ class SessionController(QObject):
                 request.heard.capture.stop()  # type: ignore[attr-defined]
             if models is None:
                 self.state_changed.emit(State.FAILED.value)
-                self.error.emit(f"Cannot load the models: {problem}")
+                self.error.emit(str(problem))
             else:
                 self.state_changed.emit(State.CANCELLED.value)
             return
@@ -185,7 +197,7 @@ class SessionController(QObject):
         try:
             if source:
                 session = ShadowSession(request.config, self.models, _Relay(self), record_dir=folder)
-                session.start_file(load_audio(source))
+                session.start_file(request.audio if request.audio is not None else load_audio(source))
             else:
                 heard = request.heard or self._open_live(request.live, request.config)
                 session = ShadowSession(ducked(heard), self.models, _Relay(self), record_dir=folder)

@@ -322,3 +322,35 @@ def test_start_with_a_cold_cache_keeps_every_word_said_while_preparing(
     assert missed[0] <= missed[1] + 1, report["committed_text"]
     words = window.controller.session.figures.words
     assert 0 < words[0]["source_start_s"] < 1.5  # on the clock that started when the microphone opened
+
+
+def test_a_long_compressed_recording_is_read_off_the_window_thread_with_its_progress_shown(
+    qtbot, window, speech_dir, speech_manifest, tmp_path
+) -> None:
+    """Two minutes of AAC (stereo, 44.1 kHz) as the recording: FFmpeg decodes it while the window runs (its timer
+    keeps ticking), the progress goes to the status beside "Preparing…", then the session runs."""
+    import threading
+
+    wav = speech_dir / _entry(speech_manifest, SHORT)["wav"]
+    long = tmp_path / "lecture.m4a"
+    subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-stream_loop", "24", "-i", str(wav), "-ac", "2",
+                    "-ar", "44100", "-c:a", "aac", "-b:a", "96k", str(long)], check=True)  # fmt: skip
+    seen, threads, statuses = [], set(), []
+    window.controller.progress.connect(lambda text: (seen.append(text), statuses.append(window.status_label.text())))
+    original = window.controller._reading  # noqa: SLF001 - where the decoding's progress is told, in its thread
+
+    def reading(share: float) -> None:
+        threads.add(threading.current_thread().name)
+        original(share)
+
+    window.controller._reading = reading  # noqa: SLF001
+    _use_file(window, long)
+    window.start_button.click()
+    assert window.state == "preparing"  # the click returned before the file was read
+    qtbot.waitUntil(lambda: window.state == "running", timeout=60_000)
+    window.cancel_button.click()
+    qtbot.waitUntil(lambda: window.state == "cancelled", timeout=10_000)
+    percents = [int(t.rsplit(" ", 1)[1].rstrip("%")) for t in seen]
+    assert len(percents) >= 10 and percents == sorted(percents) and percents[-1] >= 90, seen
+    assert threading.main_thread().name not in threads
+    assert any(s.startswith("Preparing… reading the recording: ") for s in statuses)

@@ -44,6 +44,20 @@ def _logged(path: Path) -> Callable[[float], None]:
     return progress
 
 
+def by_percent(tell: Callable[[float], None]) -> Callable[[float], None]:
+    """A progress callback that passes a share on only when its whole percent changed (FFmpeg's output comes in
+    pieces of 1.5 s: an hour-long file would tell thousands of times)."""
+    last = [-1]
+
+    def progress(share: float) -> None:
+        percent = int(share * 100)
+        if percent != last[0]:
+            last[0] = percent
+            tell(share)
+
+    return progress
+
+
 def load_audio(path: Path | str, rate: int = 16000, progress: Callable[[float], None] | None = None) -> np.ndarray:
     """A file as mono float32 at ``rate`` (channels averaged, resampled with soxr when needed). ``progress`` hears
     the share decoded so far while FFmpeg decodes a compressed file."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from engine.asr.run import run_capture
 from engine.asr.words import Word
 from engine.audio.capture import Capture
 from engine.audio.devices import AudioDeviceError
-from engine.audio.io import load_audio
+from engine.audio.io import by_percent, load_audio
 from engine.audio.player import Player
 from engine.audio.stretch import check_speed, stretch
 from engine.clock import RealClock
@@ -134,12 +135,15 @@ class PracticeSession(LiveSessionBase):
             return self.source
         return self.record_dir / SOURCE_FILE
 
-    def prepare(self) -> None:
+    def prepare(self, progress: Callable[[str], None] | None = None) -> None:
         """Load the recognizer and find the source's words with their times (its transcript when one lies beside
-        it). Raises ``AudioFileError`` or ``AsrError`` with a message to show."""
+        it). Raises ``AudioFileError`` or ``AsrError`` with a message to show. ``progress``: told each step (a long
+        recording's decoding in quarters)."""
         from engine.asr.vad import SileroVad
 
-        audio = load_audio(self.source)
+        say = progress or (lambda _text: None)
+        audio = load_audio(self.source, progress=by_percent(lambda share: say(f"reading the recording: {share:.0%}")))
+        say("recognizing the recording's words")
         if self._backend is None:
             self._backend = load_recognizer(self.said_language)
         self._vad = SileroVad()
@@ -170,6 +174,7 @@ class PracticeSession(LiveSessionBase):
         if self.pace_setter:
             from engine.practice.pace_setter import pace_setter
 
+            say("the pace-setter: liveshadow shadows the recording too")
             machine = pace_setter(self.source, self.language, self.interpret, self.speed)
             self.pace, self.pace_words = machine.lags, machine.words
 
