@@ -191,8 +191,9 @@ def test_the_progress_plot_takes_each_attempt_by_its_kind(qtbot) -> None:
 
 @pytest.mark.audio
 def test_the_speed_slider_and_sentence_mode_play_the_source_slowed_in_sentences_and_are_remembered(
-    qtbot, window, virtual_audio: va.VirtualAudio, speech_dir: Path, speech_manifest: list[dict], tmp_path: Path
-) -> None:
+    qtbot, window, virtual_audio: va.VirtualAudio, speech_dir: Path, speech_manifest: list[dict], tmp_path: Path,
+    artifacts_dir: Path,
+) -> None:  # fmt: skip
     """0.75x and sentence by sentence in the window: the session plays the source slowed, a sentence at a time, the
     person (each sentence said again in its pause) is scored per sentence, the progress shows the attempt's speed,
     and the choices are there in the next window."""
@@ -228,6 +229,8 @@ def test_the_speed_slider_and_sentence_mode_play_the_source_slowed_in_sentences_
     assert report["source_s"] > 4.9 / 0.75 * 2  # slowed, and each sentence's pause
     text = window.practice.view.summary.text()
     assert "Sentence by sentence: " in text and "at 0.75x" in text
+    window.resize(1100, 760)
+    assert window.grab().save(str(artifacts_dir / "practice_sentences.png"))  # for people to look at (README)
     ticks = window.practice.view.progress_plot.getAxis("bottom")._tickLevels  # noqa: SLF001 - the labels set
     assert ticks and "0.75×" in ticks[0][0][1]
     again = PracticeControls(app_settings())

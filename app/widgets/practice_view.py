@@ -116,7 +116,8 @@ class PracticeView(QWidget):
             plot.setBackground(self.palette().color(QPalette.ColorRole.Base))
             plot.setMinimumHeight(120)
         figures = QGridLayout()
-        figures.addWidget(QLabel("Your EVS"), 0, 0)
+        self.evs_title = QLabel("Your EVS")
+        figures.addWidget(self.evs_title, 0, 0)
         figures.addWidget(self.evs_label, 1, 0)
         figures.addWidget(self.median_label, 2, 0)
         figures.addWidget(self.machine_label, 3, 0)
@@ -151,6 +152,7 @@ class PracticeView(QWidget):
         self.summary.clear()
         self.summary.hide()
         self.evs_label.setText("–")
+        self.evs_title.setText("Your EVS")
         self.median_label.setText("median –")
         self.machine_label.clear()
         self.position_label.clear()
@@ -187,10 +189,17 @@ class PracticeView(QWidget):
         self._speed = None if report.get("mode") else float(report.get("speed", 1.0))
         self.source_view.setHtml(marked_html(self._words, links=True))
         self.attempt_label.setText(report.get("attempt_text", ""))
-        evs = report.get("evs_s") or report.get("sentence_lag_s") or {}
-        self.median_label.setText(f"median {_seconds(evs.get('median'))}, p90 {_seconds(evs.get('p90'))}")
+        repeated = report.get("mode") == "sentence by sentence"  # said after each sentence: how soon, not an EVS
+        evs = report.get("started_after_s" if repeated else "evs_s") or report.get("sentence_lag_s") or {}
+        what = "started after a sentence: median" if repeated else "median"
+        self.median_label.setText(f"{what} {_seconds(evs.get('median'))}, p90 {_seconds(evs.get('p90'))}")
         self.evs_label.setText(_seconds(evs.get("median")))
-        points = [(w["source_end_s"], w["evs_s"]) for w in report.get("words") or [] if w.get("evs_s") is not None]
+        self.evs_title.setText("You started after" if repeated else "Your EVS")
+        if repeated:
+            points = [(r["speech_end_s"], r["started_after_s"]) for r in report["sentences"]
+                      if r["started_after_s"] is not None]  # fmt: skip
+        else:
+            points = [(w["source_end_s"], w["evs_s"]) for w in report.get("words") or [] if w.get("evs_s") is not None]
         machine = report.get("machine_lag_s") or {}
         self._plot(points, [tuple(p) for p in machine.get("per_word") or []])  # type: ignore[misc]
         self.summary.setText(summary_text(report))
@@ -200,7 +209,8 @@ class PracticeView(QWidget):
         """Past attempts at this recording, oldest first: EVS median and accuracy per attempt."""
         xs = list(range(1, len(entries) + 1))
         # interpreting attempts: the sentence lag, and chrF / 100 in place of accuracy
-        lags = [e.get("evs_median_s", e.get("sentence_lag_median_s")) or 0.0 for e in entries]
+        lags = [e.get("evs_median_s", e.get("sentence_lag_median_s", e.get("started_after_median_s"))) or 0.0
+                for e in entries]  # fmt: skip
         scores = [e["accuracy"] if "accuracy" in e else (e.get("chrf") or 0.0) / 100 for e in entries]
         self.progress_curve.setData(xs, lags)
         self.accuracy_curve.setData(xs, scores)

@@ -334,6 +334,8 @@ def history_text(entries: list[dict]) -> str:
             parts.append(f"at {e['speed']:g}x")
         if e.get("evs_median_s") is not None:
             parts.append(f"EVS median {e['evs_median_s']:.2f} s")
+        if e.get("started_after_median_s") is not None:
+            parts.append(f"sentence by sentence, started {e['started_after_median_s']:.2f} s after (median)")
         if e.get("sentence_lag_median_s") is not None:
             parts.append(f"sentence lag median {e['sentence_lag_median_s']:.2f} s")
         if e.get("accuracy") is not None:

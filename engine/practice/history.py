@@ -37,7 +37,11 @@ def summary_of(report: dict) -> dict:
     entry = {k: report[k] for k in keys if k in report}
     evs = report.get("evs_s") or {}
     lag = report.get("sentence_lag_s") or {}
+    if report.get("mode") == "sentence by sentence":  # repeated after each sentence: how soon, not an EVS
+        evs = {}
+        entry["started_after_median_s"] = (report.get("started_after_s") or {}).get("median")
     entry.update(
+        mode=report.get("mode"),
         evs_median_s=evs.get("median"), evs_p90_s=evs.get("p90"), sentence_lag_median_s=lag.get("median"),
         task=report.get("task", "shadow"), language=report.get("language"), speed=report.get("speed", 1.0),
     )  # fmt: skip

@@ -23,7 +23,9 @@ def figure_lines(report: dict) -> list[str]:
 
 def _shadowing(report: dict) -> list[str]:
     evs = report[EVS_S]
-    if evs["n"]:
+    if report.get("mode") == "sentence by sentence":  # repeated after it: the EVS is the sentence's length, not a lag
+        lines = []
+    elif evs["n"]:
         lines = [f"ear-voice span: median {evs['median']:.2f} s, p90 {evs['p90']:.2f} s, max {evs['max']:.2f} s "
                  f"({evs['n']} words said of {report['source_words']})"]  # fmt: skip
     else:
