@@ -99,7 +99,8 @@ class PracticeMode(QObject):
             loop = None if interpret else self.controls.chosen_loop()
             session = PracticeSession(Path(source), language, microphone, window.output_combo.currentData(), folder,
                                       interpret=interpret, speed=self.controls.speed(),
-                                      sentence_by_sentence=sentences, loop=loop)  # fmt: skip
+                                      sentence_by_sentence=sentences, loop=loop,
+                                      into=self.controls.interpreting_into() if interpret else None)  # fmt: skip
         self.controller.start(session)
 
     def _update_controls(self) -> None:

@@ -20,19 +20,20 @@ from engine.practice.interpret_into import renderings, sentence_renderings
 IDS = ("fleurs_es_1770", "fleurs_es_1799", "fleurs_es_1820")
 RATE = 16000
 LATE_S = 0.6  # each Spanish sentence begins this long after its English one ended
-GAP_S = 1.2  # between two English sentences
-MAX_LAG_ERROR_S = 0.3  # a sentence's lag against its rendering's end found in the Spanish recording alone
+BREATH_S = 1.0  # between two of the person's sentences
+GAP_S = 3.0  # between two English sentences (the Spanish take longer to say: the person falls behind less)
+MAX_LAG_ERROR_S = 0.3  # a sentence's lag against its rendering's end as heard in its recording alone
 
 
 def _timed(text: str, start_s: float, step_s: float = 0.4) -> list[Word]:
     return [Word(t, start_s + i * step_s, start_s + i * step_s + 0.3) for i, t in enumerate(text.split())]
 
 
-def test_a_rendering_is_cut_at_its_sentence_ends_or_else_at_its_pauses() -> None:
+def test_a_rendering_is_cut_at_its_sentence_ends_and_its_pauses() -> None:
     said = [Word("hola", 1.0, 1.3), Word("amigos.", 1.4, 1.8), Word("esto", 2.0, 2.2), Word("es.", 2.3, 2.4),
             Word("todo", 3.5, 3.9), Word("bien", 4.0, 4.2)]  # fmt: skip
     assert [[w.text for w in r] for r in renderings(said)] == [["hola", "amigos."], ["esto", "es."], ["todo", "bien"]]
-    unpunctuated = [Word(w.text.strip("."), w.start_s, w.end_s) for w in said]  # cut at its pauses instead
+    unpunctuated = [Word(w.text.strip("."), w.start_s, w.end_s) for w in said]  # cut at its pauses only
     assert [[w.text for w in r] for r in renderings(unpunctuated)] == [["hola", "amigos", "esto", "es"],
                                                                       ["todo", "bien"]]  # fmt: skip
 
@@ -55,6 +56,16 @@ def test_renderings_are_matched_with_the_sentences_in_order_by_length_and_after_
     assert [r["lag_s"] for r in sentence_renderings(source, [])] == [None, None, None]
 
 
+def _trimmed(audio: np.ndarray) -> np.ndarray:
+    """The recording from its first speech to its last (silero's VAD; 0.1 s kept each side): a person starts at
+    once, and the speech's end is known."""
+    from engine.asr.vad import SileroVad, speech_span
+
+    span = speech_span(audio, SileroVad(), keep_s=0.1)
+    assert span is not None
+    return audio[span[0] : span[1]]
+
+
 @pytest.fixture(scope="module")
 def talk(tmp_path_factory: pytest.TempPathFactory, speech_xx_dir: Path) -> dict:
     from engine.audio.resample import resample
@@ -72,10 +83,10 @@ def talk(tmp_path_factory: pytest.TempPathFactory, speech_xx_dir: Path) -> dict:
         english, _ = synthesize_text(IncrementalSynthesizer(voice, make_policy("full")), text)
         english = resample(english.astype(np.float32), voice.sample_rate, RATE)
         source += [english, np.zeros(int(GAP_S * RATE), np.float32)]
-        spanish, rate = sf.read(str(speech_xx_dir / entries[sentence_id]["wav"]), dtype="float32")
-        # after the English sentence's audio ends, and after the person's last sentence (Spanish takes longer)
-        begin = max(at + english.size / RATE + LATE_S, person.size / RATE + 0.4)
-        placed.append((sentence_id, begin))
+        spanish = _trimmed(sf.read(str(speech_xx_dir / entries[sentence_id]["wav"]), dtype="float32")[0])
+        # after the English sentence's audio ends, and a breath after the person's last sentence (Spanish takes longer)
+        begin = max(at + english.size / RATE + LATE_S, person.size / RATE + BREATH_S)
+        placed.append((sentence_id, begin, spanish))
         end = int(begin * RATE) + spanish.size
         person = np.concatenate([person, np.zeros(max(end - person.size, 0), np.float32)])
         person[int(begin * RATE) : end] = spanish
@@ -87,11 +98,8 @@ def talk(tmp_path_factory: pytest.TempPathFactory, speech_xx_dir: Path) -> dict:
 
 
 @pytest.mark.slow
-def test_an_english_talk_interpreted_into_spanish_is_timed_per_sentence_and_scored_with_chrf(
-    talk: dict, speech_xx_dir: Path
-) -> None:
+def test_an_english_talk_interpreted_into_spanish_is_timed_per_sentence_and_scored_with_chrf(talk: dict) -> None:
     from engine.asr.offline import transcribe_long
-    from engine.audio.io import load_audio
     from engine.practice.attempt import load_recognizer
     from engine.practice.interpret_into import interpret_into_file
 
@@ -100,9 +108,8 @@ def test_an_english_talk_interpreted_into_spanish_is_timed_per_sentence_and_scor
     report = interpret_into_file(folder / "talk.wav", folder / "rendering.wav", "es", person_recognizer=spanish)
     rows = report["sentence_lag_s"]["per_sentence"]
     assert report["sentences"] == 3 and report["sentences_said"] == 3, rows
-    for row, (sentence_id, begin) in zip(rows, talk["placed"], strict=True):
-        alone = transcribe_long(spanish, load_audio(speech_xx_dir / talk["entries"][sentence_id]["wav"]))
-        truth = begin + alone[-1].end_s - row["source_end_s"]  # its last word, as heard in its recording alone
+    for row, (_, begin, clip) in zip(rows, talk["placed"], strict=True):
+        truth = begin + transcribe_long(spanish, clip)[-1].end_s - row["source_end_s"]  # as heard alone
         assert abs(row["lag_s"] - truth) < MAX_LAG_ERROR_S, (row, truth)
         assert row["lag_s"] > LATE_S
     assert report["chrf"] > 50 and report["chrf_against"] == "the reference translation (es)"
@@ -117,3 +124,50 @@ def test_an_english_talk_interpreted_into_spanish_is_timed_per_sentence_and_scor
     bad = subprocess.run(command[:-3] + ["--into", "xx", "--voice", str(folder / "rendering.wav")],
                          capture_output=True, text=True, timeout=60)  # fmt: skip
     assert bad.returncode == 2 and "does not transcribe 'xx'" in bad.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.audio
+def test_interpreting_the_talk_into_spanish_live_scores_as_the_kept_files_offline(
+    talk: dict, virtual_audio, tmp_path: Path
+) -> None:
+    """The talk plays on the virtual speaker, the Spanish rendering is heard on the virtual microphone: every
+    sentence found, the lags those of the kept recording scored offline, and of the rendering alone moved by the
+    delay it arrived with."""
+    import time
+
+    from engine.audio.io import load_audio
+    from engine.practice.attempt import load_recognizer
+    from engine.practice.interpret_into import interpret_into_file
+    from engine.practice.live import ATTEMPT_FILE, PracticeSession, PracticeState
+    from tests import virtual_audio as va
+
+    folder = talk["folder"]
+    if not (folder / "talk.es.txt").is_file():  # the test above took it away
+        (folder / "talk.es.txt").write_text(" ".join(talk["entries"][i]["text"] for i in IDS), encoding="utf-8")
+    spanish = load_recognizer("es")
+    session = PracticeSession(folder / "talk.wav", "en", record_dir=tmp_path / "rec", backend=spanish,
+                              pace_setter=False, interpret=True, into="es")  # fmt: skip
+    session.prepare()
+    session.start()
+    deadline, speaking = time.monotonic() + 150, None
+    try:
+        while not session.wait(0.05):
+            if speaking is None and session.snapshot().position_s > 0:
+                speaking = virtual_audio.play_into_mic(folder / "rendering.wav")
+            assert time.monotonic() < deadline, "the session did not end"
+    finally:
+        if speaking is not None:
+            speaking.wait(timeout=30)
+    assert session.state is PracticeState.DONE, session.error
+    report = session.report
+    assert report is not None and report["into"] == "es" and report["sentences_said"] == 3, report
+    kept = interpret_into_file(folder / "talk.wav", tmp_path / "rec" / ATTEMPT_FILE, "es", person_recognizer=spanish)
+    alone = interpret_into_file(folder / "talk.wav", folder / "rendering.wav", "es", person_recognizer=spanish)
+    _, lag = va.aligned_correlation(load_audio(tmp_path / "rec" / ATTEMPT_FILE), load_audio(folder / "rendering.wav"))
+    rows = zip(report["sentence_lag_s"]["per_sentence"], kept["sentence_lag_s"]["per_sentence"],
+               alone["sentence_lag_s"]["per_sentence"], strict=True)  # fmt: skip
+    for live, offline, file in rows:
+        assert abs(live["lag_s"] - offline["lag_s"]) < 0.05, (live, offline)
+        assert abs(live["lag_s"] - (file["lag_s"] + lag / RATE)) < MAX_LAG_ERROR_S, (live, file, lag / RATE)
+    assert report["chrf"] > 50

@@ -40,7 +40,14 @@ def _practise(win, recording: Path | None) -> None:
 
 
 def test_the_practise_mode_shows_its_view_asks_for_headphones_and_a_recording(window) -> None:
-    from app.widgets.settings_panel import MODE_PRACTISE_INTERPRET, MODE_SHADOW, SOURCE_FILE, SOURCE_MIC, SOURCE_SYSTEM
+    from app.widgets.settings_panel import (
+        MODE_PRACTISE,
+        MODE_PRACTISE_INTERPRET,
+        MODE_SHADOW,
+        SOURCE_FILE,
+        SOURCE_MIC,
+        SOURCE_SYSTEM,
+    )
 
     assert not window.practice.view.isVisibleTo(window) and window.transcript.isVisibleTo(window)
     _practise(window, None)
@@ -63,6 +70,13 @@ def test_the_practise_mode_shows_its_view_asks_for_headphones_and_a_recording(wi
     panel.mode.setCurrentText(MODE_PRACTISE_INTERPRET)  # the recording's language: Auto is detected
     assert window.practice.view.isVisibleTo(window) and panel.practice_language() is None
     assert panel.language.currentText().startswith("Auto (detected")
+    controls = window.practice.controls  # interpreting: into English or another language; no sentences, no loop
+    assert controls.into.isEnabled() and not controls.sentences.isEnabled() and not controls.loop.isEnabled()
+    assert controls.interpreting_into() is None  # English
+    controls.into.setCurrentIndex(controls.into.findData("es"))
+    assert controls.interpreting_into() == "es"
+    panel.mode.setCurrentText(MODE_PRACTISE)
+    assert not controls.into.isEnabled() and controls.interpreting_into() is None and controls.sentences.isEnabled()
     panel.mode.setCurrentText(MODE_SHADOW)
     assert window.transcript.isVisibleTo(window) and panel.source.isEnabled()
 

@@ -1,12 +1,14 @@
 """The Practise mode's own settings, above its view: the source's speed (pitch kept) and how it plays: straight
 through to shadow, sentence by sentence to listen and repeat, or an A-B loop of a stretch (its times typed, or the
-words selected in the last attempt's transcript). Remembered between sessions."""
+words selected in the last attempt's transcript); and, interpreting, the language the person interprets into.
+Remembered between sessions."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QDoubleSpinBox,
     QGridLayout,
     QHBoxLayout,
@@ -17,12 +19,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from engine.asr.languages import COMMON_LANGUAGES
 from engine.audio.stretch import SPEEDS
 from engine.practice.loop import MAX_PASSES, UNTIL_STOP, Loop
 
 KEY_SPEED = "practice/speed"
 KEY_SENTENCES = "practice/sentence_by_sentence"
 KEY_LOOP = "practice/loop"  # on, A, B, passes
+KEY_INTO = "practice/into"
 
 
 def speed_text(speed: float) -> str:
@@ -65,6 +69,15 @@ class PracticeControls(QWidget):
         self.loop_selection = QPushButton("Loop the selected words")
         self.loop_selection.setToolTip("Select words in the last attempt's transcript below, then press this")
         self.loop_selection.setEnabled(False)
+        self.into = QComboBox()
+        self.into.addItem("English", "en")
+        for code, name in COMMON_LANGUAGES.items():
+            self.into.addItem(f"{name} ({code})", code)
+        self.into.setAccessibleName("Interpret into")
+        self.into.setToolTip("The language you interpret into. English: the recording's English text is shown word "
+                             "by word as you say it. Another: you are heard in it (Whisper base) and timed per "
+                             "sentence; chrF against the recording's name + .es.txt (say) when that lies beside "
+                             "it")  # fmt: skip
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         speed = QHBoxLayout()
@@ -79,6 +92,11 @@ class PracticeControls(QWidget):
         loop.addStretch(1)
         grid.addWidget(self.loop, 1, 0)
         grid.addLayout(loop, 1, 1, 1, 2)
+        into = QHBoxLayout()
+        into.addWidget(QLabel("Interpret into"))
+        into.addWidget(self.into)
+        into.addStretch(1)
+        grid.addLayout(into, 2, 0, 1, 3)
         grid.setColumnStretch(1, 1)
         self._load()
         self.speed_slider.valueChanged.connect(self._save)
@@ -88,6 +106,7 @@ class PracticeControls(QWidget):
             box.toggled.connect(self._save)
         for spin in (self.loop_a, self.loop_b, self.passes):
             spin.valueChanged.connect(self._save)
+        self.into.currentIndexChanged.connect(self._save)
 
     def speed(self) -> float:
         return SPEEDS[self.speed_slider.value()]
@@ -104,6 +123,11 @@ class PracticeControls(QWidget):
             return None
         return Loop(self.loop_a.value(), self.loop_b.value(), self.passes.value() or UNTIL_STOP)
 
+    def interpreting_into(self) -> str | None:
+        """The language the person interprets into, None for English (or when not interpreting)."""
+        code = str(self.into.currentData())
+        return None if code == "en" or not self.into.isEnabled() else code
+
     def set_loop(self, a_s: float, b_s: float) -> None:
         """A and B from a selection of words; the loop turned on."""
         self.loop_a.setValue(a_s)
@@ -116,6 +140,7 @@ class PracticeControls(QWidget):
         self.speed_slider.setEnabled(recording)
         for widget in (self.sentences, self.loop, self.loop_a, self.loop_b, self.passes):
             widget.setEnabled(recording and not interpreting)
+        self.into.setEnabled(recording and interpreting)
 
     def _load(self) -> None:
         s = self._settings
@@ -125,6 +150,7 @@ class PracticeControls(QWidget):
         self.loop_a.setValue(float(s.value(f"{KEY_LOOP}/a_s", 0.0, type=float)))
         self.loop_b.setValue(float(s.value(f"{KEY_LOOP}/b_s", 5.0, type=float)))
         self.passes.setValue(int(s.value(f"{KEY_LOOP}/passes", 3, type=int)))
+        self.into.setCurrentIndex(max(self.into.findData(str(s.value(KEY_INTO, "en", type=str))), 0))
         self.speed_label.setText(speed_text(self.speed()))
 
     def _save(self) -> None:
@@ -135,5 +161,6 @@ class PracticeControls(QWidget):
         for key, value in (("on", self.loop.isChecked()), ("a_s", self.loop_a.value()), ("b_s", self.loop_b.value()),
                            ("passes", self.passes.value())):  # fmt: skip
             s.setValue(f"{KEY_LOOP}/{key}", value)
+        s.setValue(KEY_INTO, self.into.currentData())
         s.sync()
         self.changed.emit()

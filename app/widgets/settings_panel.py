@@ -46,7 +46,8 @@ AUTO_ENGLISH = "Auto (English)"  # practising shadowing: the recording is Englis
 MODE_SHADOW = "Shadow (English)"
 MODE_INTERPRET = "Interpret into English"
 MODE_PRACTISE = "Practise shadowing"  # the person shadows a recording and is scored (engine.practice)
-MODE_PRACTISE_INTERPRET = "Practise interpreting into English"  # ... or interprets it
+MODE_PRACTISE_INTERPRET = "Practise interpreting"  # ... or interprets it (into English, or the language chosen)
+RENAMED_MODES = {"Practise interpreting into English": MODE_PRACTISE_INTERPRET}  # as older settings name them
 
 
 def preset_figures_text(item: Preset | None) -> str:
@@ -325,7 +326,8 @@ class SettingsPanel(QWidget):
         def value(key: str, default: object, kind: type) -> object:
             return s.value(KEY_PREFIX + key, default, type=kind)
 
-        self.mode.setCurrentText(str(value("mode", MODE_SHADOW, str)))
+        mode = str(value("mode", MODE_SHADOW, str))
+        self.mode.setCurrentText(RENAMED_MODES.get(mode, mode))
         index = self.language.findData(str(value("translate_from", AUTO_LANGUAGE, str)))
         self.language.setCurrentIndex(max(index, 0))
         self.source.setCurrentText(str(value("source", SOURCE_MIC, str)))

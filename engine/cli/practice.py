@@ -28,7 +28,7 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     practice.add_argument(
         "--interpret",
         action="store_true",
-        help="the source is in another language and the attempt interprets it into English",
+        help="the attempt interprets the source into English (the source in another language), or into --into L",
     )
     practice.add_argument("--speed", type=float, default=1.0, metavar="X",
                           help="the source plays (--live) or was played at this speed, 0.5-1.25, its pitch kept; "
@@ -114,10 +114,6 @@ def run(args: argparse.Namespace) -> int:
         if not args.interpret:
             print("liveshadow: --into is the language you interpret into: it goes with --interpret", file=sys.stderr)
             return EXIT_USAGE
-        if args.live or args.export:
-            print("liveshadow: --into scores a recorded attempt (--voice) for now; --live and --export interpret into "
-                  "English", file=sys.stderr)  # fmt: skip
-            return EXIT_USAGE
         from engine.asr.languages import whisper_knows
 
         if not whisper_knows(args.into):
@@ -199,10 +195,11 @@ def run_heard(args: argparse.Namespace) -> int:
     from engine.practice import history
     from engine.practice.heard import HeardPracticeSession
 
-    live_only = args.speed != 1.0 or args.sentences or args.loop
+    live_only = args.speed != 1.0 or args.sentences or args.loop or (args.into and args.into != "en")
     if args.source or args.voice or args.offset_s or args.output or args.history or live_only:
-        print("liveshadow: --hear takes no SOURCE, --voice, --offset-s, --speed, --sentences, --loop, --output or "
-              "--history: the source is what it hears, the attempt is recorded live", file=sys.stderr)  # fmt: skip
+        print("liveshadow: --hear takes no SOURCE, --voice, --offset-s, --speed, --sentences, --loop, --into, "
+              "--output or --history: the source is what it hears, the attempt is recorded live",
+              file=sys.stderr)  # fmt: skip
         return EXIT_USAGE
     if args.report and not Path(args.report).resolve().parent.is_dir():
         print(f"liveshadow: the folder of {args.report} does not exist", file=sys.stderr)
@@ -263,17 +260,20 @@ def _follow(session) -> dict | None:  # noqa: ANN001 - a live session (live or h
 
 def run_live(args: argparse.Namespace) -> dict | None:
     """Play the source and score the person live; a line of progress on stderr five times a second."""
+    from engine.asr.languages import language_name
     from engine.audio.devices import device_arg
     from engine.practice.live import PracticeSession
 
     language = args.lang if args.interpret else args.lang or "en"
     session = PracticeSession(Path(args.source), language, device_arg(args.input), device_arg(args.output),
                               _record_dir(args), interpret=args.interpret,
-                              speed=args.speed, sentence_by_sentence=args.sentences, loop=_loop(args))  # fmt: skip
+                              speed=args.speed, sentence_by_sentence=args.sentences, loop=_loop(args),
+                              into=args.into)  # fmt: skip
     print("liveshadow: preparing (the recognizer, the source's words)…", file=sys.stderr)
     session.prepare()
     if args.interpret:  # the English text is the answer: not shown before
-        print(f"liveshadow: interpret this into English ({session.duration_s:.1f} s; headphones on)", file=sys.stderr)
+        into = language_name(args.into) if args.into and args.into != "en" else "English"
+        print(f"liveshadow: interpret this into {into} ({session.duration_s:.1f} s; headphones on)", file=sys.stderr)
     elif args.sentences:
         print(f"liveshadow: repeat each sentence in the pause after it ({session.duration_s:.1f} s; headphones on)",
               file=sys.stderr)  # fmt: skip

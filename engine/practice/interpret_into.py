@@ -4,11 +4,12 @@ translation in that language when one lies beside the source (``talk.es.txt`` be
 
 Whisper translates into English only, so no text in the person's language is timed on the source, and no word of
 theirs is aligned with one: a sentence's rendering is found in time instead. The person's words are cut into
-renderings at their own sentence ends (Whisper writes the punctuation; without any, at pauses); the
+renderings at their own sentence ends (Whisper writes the punctuation) and pauses; the
 source's sentences (its own words, recognized in its language) are matched with them in order by length, as
 sentences are aligned with their translation (``sentence_renderings``). The lag is then, as into English, from the
 sentence's end to the end of its rendering. It assumes what interpreters do: the sentences rendered in order, each
-ending after its sentence; a rendering far longer or shorter than its sentence may be matched with a neighbour.
+ending after its sentence; a rendering far longer or shorter than its sentence may be matched with a neighbour, and
+two run together with neither a full stop nor a pause between them count as one.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import math
 import time
 from collections.abc import Sequence
 from pathlib import Path
+
+import numpy as np
 
 from engine.asr.backend import AsrBackend, AsrError
 from engine.asr.offline import transcribe_long
@@ -31,10 +34,11 @@ from engine.practice.reference import text_beside
 
 log = logging.getLogger(__name__)
 
-RENDERING_PAUSE_S = 0.8  # a pause this long in the person's speech ends a rendering (without punctuation)
+RENDERING_PAUSE_S = 0.8  # a pause this long in the person's speech ends a rendering (as a full stop does)
 MAX_PIECES = 3  # a sentence is rendered in at most this many of the person's sentences
 UNMATCHED_COST = 1.5  # a sentence not rendered, or a rendering of none: as costly as a length e^1.5 = 4.5x off
 ANTICIPATION_S = 0.5  # a rendering may end this much before its sentence (an interpreter completing it)
+TAIL_S = 0.5  # the person's recording is recognized up to this long after their last speech
 
 
 def reference_in(source: Path, into: str) -> str | None:
@@ -43,21 +47,33 @@ def reference_in(source: Path, into: str) -> str | None:
 
 
 def renderings(said: Sequence[Word]) -> list[list[Word]]:
-    """The person's words cut at their sentence ends (Whisper's punctuation); an attempt written without any, at its
-    pauses of ``RENDERING_PAUSE_S``. (A pause inside a sentence is common when interpreting: waiting for the verb.)"""
-    punctuated = any(w.text.rstrip().endswith(SENTENCE_ENDS) for w in said)
+    """The person's words cut at their sentence ends (Whisper's punctuation) and at their pauses of
+    ``RENDERING_PAUSE_S`` (a pause within a sentence is common when interpreting: the matching puts the pieces of one
+    rendering back together)."""
     out: list[list[Word]] = []
     for i, word in enumerate(said):
-        if i == 0:
-            cut = True
-        elif punctuated:
-            cut = said[i - 1].text.rstrip().endswith(SENTENCE_ENDS)
-        else:
-            cut = word.start_s - said[i - 1].end_s >= RENDERING_PAUSE_S
-        if cut:
+        if (
+            i == 0
+            or said[i - 1].text.rstrip().endswith(SENTENCE_ENDS)
+            or (word.start_s - said[i - 1].end_s >= RENDERING_PAUSE_S)
+        ):
             out.append([])
         out[-1].append(word)
     return out
+
+
+def rendered_words(recognizer: AsrBackend, audio: np.ndarray) -> list[Word]:
+    """The person's words, recognized up to ``TAIL_S`` after their last speech (silero's VAD): Whisper stretches a
+    recording's last word into the silence after it and writes more there (a kept recording's 4 s tail made
+    "sacapuntas." end 2 s late and gave a "y" after it)."""
+    from engine.asr.vad import SileroVad, speech_span
+
+    span = speech_span(audio, SileroVad())
+    if span is None:
+        return []
+    last = span[1] / SAMPLE_RATE
+    said = transcribe_long(recognizer, audio[: int((last + TAIL_S) * SAMPLE_RATE)])
+    return [w for w in said if w.start_s < last]
 
 
 def _length(words: Sequence[Word]) -> int:
@@ -160,8 +176,8 @@ def interpret_into_file(
     source_recognizer = source_recognizer or load_recognizer(language or "en")
     person_recognizer = person_recognizer or load_recognizer(into)
     heard = transcribe_long(source_recognizer, source_audio)
-    said = [Word(w.text, w.start_s + offset_s, w.end_s + offset_s) for w in transcribe_long(person_recognizer,
-                                                                                          attempt_audio)]  # fmt: skip
+    said = [Word(w.text, w.start_s + offset_s, w.end_s + offset_s)
+            for w in rendered_words(person_recognizer, attempt_audio)]  # fmt: skip
     report = score_into(heard, said, into, reference_in(source, into))
     report.update({
         "command": "practice", "source": str(source), "attempt": str(attempt), "language": language,

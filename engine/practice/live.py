@@ -82,6 +82,7 @@ class PracticeSession(LiveSessionBase):
         speed: float = 1.0,
         sentence_by_sentence: bool = False,
         loop: Loop | None = None,
+        into: str | None = None,
     ) -> None:
         """``pace_setter``: also run the machine on the source (``pace_setter.pace_setter``) while preparing.
         ``interpret``: the source is in ``language`` (None: detected) and the person speaks English; their words are
@@ -89,8 +90,10 @@ class PracticeSession(LiveSessionBase):
         this much slower or faster, its pitch kept (``audio.stretch``); every time is on its clock as played.
         ``sentence_by_sentence``: each sentence plays, then a pause to repeat it in (``sentences``); every sentence is
         scored (no pace-setter: the machine shadows, it does not repeat). ``loop``: the words from A to B (on the
-        source's own clock) play ``passes`` times, each pass scored (``loop``)."""
-        super().__init__(record_dir, language, interpret)
+        source's own clock) play ``passes`` times, each pass scored (``loop``). ``into``: interpreting into this
+        language, not English (``interpret_into``): the person's words are not marked live (nothing in it is timed on
+        the source), and are scored per sentence at the end."""
+        super().__init__(record_dir, language, interpret, into)
         if (sentence_by_sentence or loop is not None) and interpret:
             raise ValueError("sentence by sentence and the loop are for shadowing practice: an interpreting one is "
                              "timed per sentence already")  # fmt: skip
@@ -100,7 +103,8 @@ class PracticeSession(LiveSessionBase):
         self.speed = check_speed(speed)
         self.sentence_by_sentence, self.loop = sentence_by_sentence, loop
         self.program: Program | None = None  # what plays, when not the source straight through
-        self.pace_setter = pace_setter and not sentence_by_sentence and loop is None
+        self.pace_setter = pace_setter and not sentence_by_sentence and loop is None and self.into is None
+        self._into_source: list[Word] = []  # interpreting into another language: the source's own words, timed
         self.input_device, self.output_device = input_device, output_device
         self._backend = backend
         self._vad = None
@@ -147,7 +151,12 @@ class PracticeSession(LiveSessionBase):
         if self._backend is None:
             self._backend = load_recognizer(self.said_language)
         self._vad = SileroVad()
-        if self.interpret:
+        if self.into:
+            heard = transcribe_long(load_recognizer(self.language or "en"), audio)
+            self._into_source, self._words_from = as_played(heard, self.speed), "the recording as recognized"
+            if not heard:
+                raise AsrError(f"no words were heard in {self.source}: there is nothing to interpret")
+        elif self.interpret:
             from engine.practice.interpreting import english_target, load_translator
 
             translator = load_translator(self.language)
@@ -162,7 +171,7 @@ class PracticeSession(LiveSessionBase):
             words, self._words_from = source_words(self.source, heard, self.language)
             self._source_words = as_played(words, self.speed)
         self._source_units = units(self._source_words, self.said_language)
-        if not self._source_units:
+        if not self._source_units and not self.into:
             raise AsrError(f"no words were heard in {self.source}: there is nothing to shadow")
         self._audio = stretch(audio, SAMPLE_RATE, self.speed)
         self.program = make_program(self._source_words, self.duration_s, SAMPLE_RATE, self.speed,
@@ -180,7 +189,7 @@ class PracticeSession(LiveSessionBase):
 
     # ----- run
     def start(self) -> None:
-        if not self._source_units:
+        if not self._audio.size:
             raise RuntimeError("prepare() first")
         player = Player(SAMPLE_RATE, device=self.output_device, timer=time.monotonic)
         capture = Capture(self.input_device)
@@ -287,7 +296,13 @@ class PracticeSession(LiveSessionBase):
 
         attempt = on_source_clock(self._tap.recorded if self._tap is not None else np.zeros(0), self.offset_s())
         live = self.snapshot()
-        if self._target is not None:
+        if self.into:
+            from engine.practice.interpret_into import reference_in, rendered_words, score_into
+
+            said = rendered_words(self._backend, attempt)  # type: ignore[arg-type]
+            report = score_into(self._into_source, said, self.into, reference_in(self.source, self.into))
+            report.update(language=self.language, attempt_s=attempt.size / SAMPLE_RATE)
+        elif self._target is not None:
             from engine.practice.interpreting import score_interpretation
 
             said = transcribe_long(self._backend, attempt)  # type: ignore[arg-type]

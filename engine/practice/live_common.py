@@ -56,10 +56,11 @@ class LiveSessionBase:
     """``stop()`` ends the session early and still scores what was said, ``cancel()`` ends it without a score;
     ``wait()`` for the end; ``state``, ``error`` and ``report`` tell how it went."""
 
-    def __init__(self, record_dir: Path | None, language: str | None, interpret: bool) -> None:
+    def __init__(self, record_dir: Path | None, language: str | None, interpret: bool, into: str | None = None) -> None:
         self.record_dir = record_dir
         self.language = language
         self.interpret = interpret
+        self.into = into if interpret and into != "en" else None  # interpreting into another language than English
         self.state = PracticeState.IDLE
         self.error: str | None = None
         self.report: dict | None = None
@@ -74,7 +75,7 @@ class LiveSessionBase:
     @property
     def said_language(self) -> str:
         """The language the person speaks (and the marks compare in)."""
-        return "en" if self.interpret else self.language or "en"
+        return self.into or ("en" if self.interpret else self.language or "en")
 
     def stop(self) -> None:
         """The person stops: what they said so far is scored."""
