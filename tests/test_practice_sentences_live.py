@@ -5,6 +5,7 @@ scored offline."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -80,6 +81,8 @@ def test_each_sentence_played_is_repeated_in_its_pause_and_scored(
         assert 0.0 < truth["started_after_s"] < REPEAT_AFTER_S + 1.0  # in the pause, after the sentence
     # what it played is kept beside the attempt, and the kept files score the same offline
     assert load_audio(tmp_path / "rec" / SOURCE_FILE).size == session._audio.size  # noqa: SLF001
+    saved = json.loads((tmp_path / "rec" / "practice.json").read_text(encoding="utf-8"))
+    assert saved["played_source"] == str(tmp_path / "rec" / SOURCE_FILE) and saved["mode"] == report["mode"]
     offline = practice_file(source, tmp_path / "rec" / ATTEMPT_FILE, backend=backend, sentence_by_sentence=True)
     assert [r["text"] for r in offline["sentences"]] == [r["text"] for r in rows]
     for live, kept in zip(rows, offline["sentences"], strict=True):

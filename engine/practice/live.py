@@ -293,7 +293,6 @@ class PracticeSession(LiveSessionBase):
         return self._marked(self._source_units, self.offset_s(), position, self.duration_s, level)
 
     def _score(self) -> dict:
-
         attempt = on_source_clock(self._tap.recorded if self._tap is not None else np.zeros(0), self.offset_s())
         live = self.snapshot()
         if self.into:
@@ -319,7 +318,7 @@ class PracticeSession(LiveSessionBase):
             "machine_words": self.pace_words or None,  # liveshadow's own rendering (the export's tier)
         })  # fmt: skip
         played = {SOURCE_FILE: self._audio} if self.played_recording != self.source else {}
-        self._keep(report, {ATTEMPT_FILE: attempt, **played})
-        if played:
+        if played:  # slowed, sentence by sentence, looped: what played is kept beside the attempt, on its clock
             report["played_source"] = str(self.played_recording)
+        self._keep(report, {ATTEMPT_FILE: attempt, **played})
         return report
