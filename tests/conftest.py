@@ -184,3 +184,35 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "data"
     monkeypatch.setenv(paths.ENV_DATA_DIR, str(folder))
     return folder
+
+
+QUICK = bool(os.environ.get("LIVESHADOW_QUICK_TESTS"))  # scripts/test --quick: the unit tests alone
+_RUNNING = [""]  # the test being set up or run (the quick tier's refusal names it)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    _RUNNING[0] = item.nodeid
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In the quick tier a test that loads a real model (itself, or through a fixture of any scope) fails and names
+    the mark it lacks (``slow``): the tier stays quick, and the marks say which tests need the models."""
+    if not QUICK:
+        return
+    from engine.asr.vad import SileroVad
+    from engine.asr.whisper_backend import WhisperBackend
+    from engine.tts.voice import TwoStageVoice
+
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        pytest.fail(f"{_RUNNING[0]} loads a model: mark it slow (the quick tier runs no model)")
+
+    vad_init = SileroVad.__init__
+
+    def vad(self: SileroVad, model_path: Path | None = None) -> None:
+        if model_path is None:
+            refuse()  # the bundled model
+        vad_init(self, model_path)  # a test's own file: a missing or broken model's error
+
+    WhisperBackend.__init__ = refuse  # type: ignore[method-assign]
+    TwoStageVoice.__init__ = refuse  # type: ignore[method-assign]
+    SileroVad.__init__ = vad  # type: ignore[method-assign]

@@ -18,12 +18,14 @@ def vad() -> SileroVad:
     return SileroVad()
 
 
+@pytest.mark.slow
 def test_real_speech_is_speech(vad: SileroVad, speech_dir: Path) -> None:
     audio, rate = va.read_mono(speech_dir / "wav" / "ls_61-70968-0000.wav")
     assert rate == RATE
     assert speech_seconds(audio, vad) > 0.6 * audio.size / RATE
 
 
+@pytest.mark.slow
 def test_ten_seconds_of_silence_and_of_noise_hold_no_speech(vad: SileroVad) -> None:
     rng = np.random.default_rng(0)
     assert speech_seconds(np.zeros(10 * RATE, np.float32), vad) == 0.0
@@ -31,6 +33,7 @@ def test_ten_seconds_of_silence_and_of_noise_hold_no_speech(vad: SileroVad) -> N
     assert speech_seconds(noise, vad) == 0.0
 
 
+@pytest.mark.slow
 def test_streaming_in_odd_blocks_gives_the_same_probabilities(vad: SileroVad, speech_dir: Path) -> None:
     audio, _ = va.read_mono(speech_dir / "wav" / "vctk_p226_001.wav")
     vad.reset()

@@ -102,6 +102,7 @@ def _valid_png(path: Path) -> None:
     assert image.width() > 300 and image.height() > 200, path.name
 
 
+@pytest.mark.slow
 def test_eval_writes_every_file_with_every_field(two_manifest: Path, tmp_path: Path, shadow_models) -> None:
     out = tmp_path / "eval"
     report = run_eval(two_manifest, out, ["full", "lookahead-1"], ["la2"], models=shadow_models)
@@ -125,6 +126,7 @@ def test_eval_writes_every_file_with_every_field(two_manifest: Path, tmp_path: P
         _valid_png(out / name)
 
 
+@pytest.mark.slow
 def test_short_soak_reports_drift_cost_and_memory(two_manifest: Path, tmp_path: Path, shadow_models) -> None:
     out = tmp_path / "soak"
     report = run_soak(0.3, two_manifest, out, pause_s=1.0, models=shadow_models)
@@ -143,6 +145,7 @@ def test_short_soak_reports_drift_cost_and_memory(two_manifest: Path, tmp_path: 
         _valid_png(out / name)
 
 
+@pytest.mark.slow
 def test_bench_shadow_reports_the_evaluation_figures(two_manifest: Path, shadow_models) -> None:
     report = run_bench(two_manifest, progress=lambda text: None, models=shadow_models)
     figures = report["results"]["default"]

@@ -13,6 +13,7 @@ from engine.metrics.wer import wer
 SHORT = "ls_61-70968-0000"
 
 
+@pytest.mark.slow
 def test_an_episode_keeps_every_step_and_word_of_a_real_recording(shadow_models, speech_manifest, speech_dir) -> None:
     item = next(e for e in speech_manifest if e["id"] == SHORT)
     episode = record_episode(load_audio(speech_dir / item["wav"]), shadow_models, SHORT, reference=item["text"])
@@ -33,6 +34,7 @@ def test_an_episode_keeps_every_step_and_word_of_a_real_recording(shadow_models,
     assert result.at_s is not None and result.compute_s > 0
 
 
+@pytest.mark.slow
 def test_episodes_round_trip_through_a_file_and_a_bad_line_is_named(
     shadow_models, speech_manifest, speech_dir, tmp_path: Path
 ) -> None:

@@ -40,6 +40,7 @@ def _vtt_seconds(stamp: str) -> float:
     return 3600 * int(hours) + 60 * int(minutes) + float(seconds)
 
 
+@pytest.mark.slow
 def test_underruns_of_a_voice_too_slow_to_keep_up_are_late_compute(shadow_models, speech_manifest, speech_dir) -> None:
     """A voice charged twenty times its compute falls behind: its gaps came with time enough to make the piece (not
     short notice), and none can hold a forced word the recognizer did not commit."""
@@ -51,6 +52,7 @@ def test_underruns_of_a_voice_too_slow_to_keep_up_are_late_compute(shadow_models
     assert report["underruns_forced"] <= report["forced_words"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "words_before"), [("librivox_ss_0880", 3), ("librivox_ss_0890", 3)])
 def test_a_sentence_start_followed_by_a_pause_is_spoken_before_the_speaker_goes_on(
     shadow_models, speech_manifest, speech_dir, monkeypatch, name: str, words_before: int
@@ -79,6 +81,7 @@ def test_a_sentence_start_followed_by_a_pause_is_spoken_before_the_speaker_goes_
         pytest.skip(f"the recognizer ended the sentence before the pause: {' '.join(w['text'] for w in before)}")
 
 
+@pytest.mark.slow
 def test_file_session_speaks_every_committed_word(shadow_models, speech_manifest, speech_dir, tmp_path) -> None:
     item = _entry(speech_manifest, SHORT)
     session = ShadowSession(ShadowConfig(), shadow_models, record_dir=tmp_path / "rec")
@@ -136,6 +139,7 @@ class _StopAfterFirstWords(SessionListener):
         self.states.append(state)
 
 
+@pytest.mark.slow
 def test_stop_drains_what_was_heard(shadow_models, speech_manifest, speech_dir) -> None:
     item = _entry(speech_manifest, "librivox_sonnet002")
     listener = _StopAfterFirstWords()
@@ -148,6 +152,7 @@ def test_stop_drains_what_was_heard(shadow_models, speech_manifest, speech_dir) 
     assert listener.states[-2:] == [State.STOPPING, State.DONE]
 
 
+@pytest.mark.slow
 def test_cancel_stops_at_once_and_keeps_the_recording(shadow_models, speech_manifest, speech_dir, tmp_path) -> None:
     item = _entry(speech_manifest, "librivox_sonnet002")
     session = ShadowSession(ShadowConfig(), shadow_models, record_dir=tmp_path / "rec")
@@ -195,6 +200,7 @@ class _LostMicrophone:
         raise AudioDeviceError("the input device 'usb-mic' stopped delivering audio (unplugged?)")
 
 
+@pytest.mark.slow
 def test_a_lost_microphone_is_reported_and_the_session_kept(
     shadow_models, speech_dir, speech_manifest, tmp_path, virtual_audio
 ) -> None:
@@ -221,6 +227,7 @@ def test_a_lost_microphone_is_reported_and_the_session_kept(
     assert normalize_for_wer(report["committed_text"]).split()[:3] == ["he", "began", "a"], report["committed_text"]
 
 
+@pytest.mark.slow
 def test_shadow_file_scores_the_speech_chain(shadow_models, speech_manifest, speech_dir, tmp_path) -> None:
     item = _entry(speech_manifest, "librivox_ss_0870")  # has forced-alignment word times
     out = tmp_path / "voice.wav"

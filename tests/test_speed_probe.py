@@ -55,6 +55,7 @@ class _SlowBackend:
         return []
 
 
+@pytest.mark.slow
 def test_the_probe_times_the_models_it_is_given_and_puts_the_language_back(shadow_models: Models) -> None:
     backend = _SlowBackend(0.05, language=None)  # a translating recognizer that detects the language
     models = Models(backend, shadow_models.vad, shadow_models.voice)  # type: ignore[arg-type]
@@ -68,6 +69,7 @@ def test_the_probe_times_the_models_it_is_given_and_puts_the_language_back(shado
     assert 0 < probe.voice_min_s <= probe.voice_s < probe.voice_audio_s
 
 
+@pytest.mark.slow
 def test_a_probed_run_carries_the_probe_before_and_after_it(shadow_models: Models) -> None:
     order: list[str] = []
     backend = _SlowBackend(0.0, language="en")
