@@ -55,3 +55,24 @@ def test_each_pass_is_scored_on_its_own_and_the_best_and_the_last_are_named() ->
     assert figures["loop"] == {"a_s": 1.1, "b_s": 2.4, "passes": 3}
     stopped = score_passes(program.played, said[:1], second.start_s + 0.5)  # Stop during the second pass
     assert [r["pass"] for r in stopped["passes"]] == [1, 2] and stopped["last_pass"] == 2
+
+
+def test_the_command_refuses_a_speed_a_loop_or_passes_out_of_range_in_one_line(tmp_path, capsys) -> None:
+    import soundfile
+
+    from engine import cli
+
+    wav = tmp_path / "talk.wav"
+    soundfile.write(str(wav), np.zeros(16000, np.float32), 16000)
+    base = ["practice", str(wav), "--voice", str(wav), "--no-history"]
+    for extra, message in ((["--speed", "2"], "--speed must lie between 0.5 and 1.25"),
+                           (["--loop", "1-3", "--passes", "99"], "--passes must lie between 0"),
+                           (["--loop", "1-3", "--sentences"], "not with --sentences"),
+                           (["--sentences", "--interpret"], "for shadowing practice"),
+                           (["--into", "es"], "goes with --interpret")):  # fmt: skip
+        assert cli.main(base + extra) == cli.EXIT_USAGE, extra
+        assert message in capsys.readouterr().err, extra
+    for bad in ("5-2", "a-b", "7"):
+        with pytest.raises(SystemExit):
+            cli.main(base + ["--loop", bad])
+        assert "a loop" in capsys.readouterr().err
