@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+import numpy as np
+
 from engine.audio.devices import AudioDeviceError
 
 log = logging.getLogger(__name__)
@@ -179,17 +181,42 @@ class Ducker:
             return 1.0
         return 10 ** (-self.db / 20)
 
+    def raise_back(self, samples: np.ndarray, start_s: float, rate: int) -> np.ndarray:
+        """A capture block of the other streams (its first sample at ``start_s`` on ``clock``) with the duck undone
+        sample by sample, as ``gain_at`` says: a block the restore falls in is raised only up to it (raised whole,
+        its end came 15 dB too loud, the sound no longer lowered)."""
+        out: np.ndarray | None = None
+        ducked_at: float | None = None
+        end_s = start_s + samples.size / rate
+        for at, state in [*list(self._changes), (float("inf"), False)]:
+            if state:
+                ducked_at = at if ducked_at is None else ducked_at
+                continue
+            if ducked_at is not None:
+                lo, hi = max(ducked_at + DUCK_SETTLE_S, start_s), min(at, end_s)
+                if hi > lo:
+                    out = samples.copy() if out is None else out
+                    a, b = int(round((lo - start_s) * rate)), int(round((hi - start_s) * rate))
+                    out[a:b] /= 10 ** (-self.db / 20)
+            ducked_at = None
+            if at >= end_s:
+                break
+        return samples if out is None else out
+
     def set(self, duck: bool) -> None:
         with self._lock:
             if duck == self.ducked:
                 return
+            # a restore counts from before it is made (the capture must not raise what is no longer lowered), a
+            # lowering from after (it is undone only once surely heard)
+            before = self._clock() if self._clock is not None and not duck else None
             try:
                 self._duck() if duck else self._restore()
             except AudioDeviceError as exc:
                 log.warning("ducking: %s", exc)
                 return
             if self._clock is not None:
-                self._changes.append((self._clock(), duck))
+                self._changes.append((before if before is not None else self._clock(), duck))
 
     def close(self) -> None:
         self.set(False)

@@ -479,8 +479,8 @@ class ShadowSession:
         ducker = self._ducker
         if ducker is None or not ducker.times_ducked:
             return block
-        gain = ducker.gain_at((self._source_origin_s or 0.0) + block.start_s)
-        return block if gain == 1.0 else AudioBlock(block.samples / gain, block.sample_rate, block.start_s)
+        samples = ducker.raise_back(block.samples, (self._source_origin_s or 0.0) + block.start_s, block.sample_rate)
+        return block if samples is block.samples else AudioBlock(samples, block.sample_rate, block.start_s)
 
     def _guard_file(self, samples: np.ndarray) -> np.ndarray:
         """A recording's intake through the echo guard (on the recognizer's clock: its compute is charged)."""
