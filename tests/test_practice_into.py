@@ -1,6 +1,6 @@
 """Interpreting into a language other than English (``--into es``): the person's words recognized in it, each source
 sentence's rendering found in time, chrF against a reference beside the source. Fakes for the timing rule; for real:
-an English "talk" (three FLEURS sentences' English, spoken by the bundled voice) interpreted by the Spanish
+an English "talk" (two FLEURS sentences' English, spoken by the bundled voice) interpreted by the Spanish
 recordings of the same sentences, each begun 0.6 s after its English sentence ended (or after the last one)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import soundfile as sf
 from engine.asr.words import Word
 from engine.practice.interpret_into import renderings, sentence_renderings
 
-IDS = ("fleurs_es_1770", "fleurs_es_1799", "fleurs_es_1820")
+IDS = ("fleurs_es_1770", "fleurs_es_1799")  # two sentences (a third cost CI 15 s and showed nothing more)
 RATE = 16000
 LATE_S = 0.6  # each Spanish sentence begins this long after its English one ended
 BREATH_S = 1.0  # between two of the person's sentences
@@ -107,7 +107,7 @@ def test_an_english_talk_interpreted_into_spanish_is_timed_per_sentence_and_scor
     spanish = load_recognizer("es")
     report = interpret_into_file(folder / "talk.wav", folder / "rendering.wav", "es", person_recognizer=spanish)
     rows = report["sentence_lag_s"]["per_sentence"]
-    assert report["sentences"] == 3 and report["sentences_said"] == 3, rows
+    assert report["sentences"] == len(IDS) and report["sentences_said"] == len(IDS), rows
     for row, (_, begin, clip) in zip(rows, talk["placed"], strict=True):
         truth = begin + transcribe_long(spanish, clip)[-1].end_s - row["source_end_s"]  # as heard alone
         assert abs(row["lag_s"] - truth) < MAX_LAG_ERROR_S, (row, truth)
@@ -120,7 +120,7 @@ def test_an_english_talk_interpreted_into_spanish_is_timed_per_sentence_and_scor
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "you (es):" in done.stdout and "no reference translation in es" in done.stdout
-    assert "(3 of 3 sentences)" in done.stdout
+    assert f"({len(IDS)} of {len(IDS)} sentences)" in done.stdout
     bad = subprocess.run(command[:-3] + ["--into", "xx", "--voice", str(folder / "rendering.wav")],
                          capture_output=True, text=True, timeout=60)  # fmt: skip
     assert bad.returncode == 2 and "does not transcribe 'xx'" in bad.stderr
@@ -161,7 +161,7 @@ def test_interpreting_the_talk_into_spanish_live_scores_as_the_kept_files_offlin
             speaking.wait(timeout=30)
     assert session.state is PracticeState.DONE, session.error
     report = session.report
-    assert report is not None and report["into"] == "es" and report["sentences_said"] == 3, report
+    assert report is not None and report["into"] == "es" and report["sentences_said"] == len(IDS), report
     kept = interpret_into_file(folder / "talk.wav", tmp_path / "rec" / ATTEMPT_FILE, "es", person_recognizer=spanish)
     alone = interpret_into_file(folder / "talk.wav", folder / "rendering.wav", "es", person_recognizer=spanish)
     _, lag = va.aligned_correlation(load_audio(tmp_path / "rec" / ATTEMPT_FILE), load_audio(folder / "rendering.wav"))
