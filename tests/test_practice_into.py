@@ -134,12 +134,11 @@ def test_interpreting_the_talk_into_spanish_live_scores_as_the_kept_files_offlin
     """The talk plays on the virtual speaker, the Spanish rendering is heard on the virtual microphone: every
     sentence found, the lags those of the kept recording scored offline, and of the rendering alone moved by the
     delay it arrived with."""
-    import time
 
     from engine.audio.io import load_audio
     from engine.practice.attempt import load_recognizer
     from engine.practice.interpret_into import interpret_into_file
-    from engine.practice.live import ATTEMPT_FILE, PracticeSession, PracticeState
+    from engine.practice.live import ATTEMPT_FILE, PracticeSession
     from tests import virtual_audio as va
 
     folder = talk["folder"]
@@ -149,17 +148,7 @@ def test_interpreting_the_talk_into_spanish_live_scores_as_the_kept_files_offlin
     session = PracticeSession(folder / "talk.wav", "en", record_dir=tmp_path / "rec", backend=spanish,
                               pace_setter=False, interpret=True, into="es")  # fmt: skip
     session.prepare()
-    session.start()
-    deadline, speaking = time.monotonic() + 150, None
-    try:
-        while not session.wait(0.05):
-            if speaking is None and session.snapshot().position_s > 0:
-                speaking = virtual_audio.play_into_mic(folder / "rendering.wav")
-            assert time.monotonic() < deadline, "the session did not end"
-    finally:
-        if speaking is not None:
-            speaking.wait(timeout=30)
-    assert session.state is PracticeState.DONE, session.error
+    va.practise_with(session, virtual_audio, folder / "rendering.wav", timeout_s=150)
     report = session.report
     assert report is not None and report["into"] == "es" and report["sentences_said"] == len(IDS), report
     kept = interpret_into_file(folder / "talk.wav", tmp_path / "rec" / ATTEMPT_FILE, "es", person_recognizer=spanish)

@@ -6,7 +6,6 @@ scored offline."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +13,7 @@ import pytest
 import soundfile as sf
 
 from engine.audio.io import load_audio
-from engine.practice.live import ATTEMPT_FILE, PracticeSession, PracticeState
+from engine.practice.live import ATTEMPT_FILE, PracticeSession
 from engine.practice.live_common import SOURCE_FILE
 from tests import virtual_audio as va
 
@@ -54,17 +53,7 @@ def test_each_sentence_played_is_repeated_in_its_pause_and_scored(
     person_audio = _person(session)
     person = tmp_path / "person.wav"
     sf.write(str(person), person_audio, RATE, subtype="FLOAT")
-    session.start()
-    deadline, speaking = time.monotonic() + 120, None
-    try:
-        while not session.wait(0.05):
-            if speaking is None and session.snapshot().position_s > 0:
-                speaking = virtual_audio.play_into_mic(person)
-            assert time.monotonic() < deadline, "the session did not end"
-    finally:
-        if speaking is not None:
-            speaking.wait(timeout=30)
-    assert session.state is PracticeState.DONE, session.error
+    va.practise_with(session, virtual_audio, person, timeout_s=120)
     report = session.report
     assert report is not None and report["mode"] == "sentence by sentence"
     recorded = load_audio(tmp_path / "rec" / ATTEMPT_FILE)

@@ -288,3 +288,19 @@ def aligned_correlation(recording: np.ndarray, source: np.ndarray) -> tuple[floa
     if np.std(segment) == 0 or np.std(source) == 0:
         return 0.0, lag
     return float(np.corrcoef(segment, source)[0, 1]), lag
+
+
+def practise_with(session, audio: VirtualAudio, person: Path | str, timeout_s: float = 120.0) -> None:  # noqa: ANN001
+    """Start a prepared live practice session and play ``person`` into the virtual microphone once the source is
+    heard; return when the session has ended (DONE), the player too."""
+    session.start()
+    deadline, speaking = time.monotonic() + timeout_s, None
+    try:
+        while not session.wait(0.05):
+            if speaking is None and session.snapshot().position_s > 0:
+                speaking = audio.play_into_mic(person)
+            assert time.monotonic() < deadline, "the session did not end"
+    finally:
+        if speaking is not None:
+            speaking.wait(timeout=30)
+    assert session.state.value == "done", session.error
