@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import logging
 import subprocess
+from pathlib import Path
 
 import numpy as np
+import soundfile as sf
 
 from engine.audio.media import MediaError, ffmpeg_available
 
@@ -51,3 +53,11 @@ def stretch(audio: np.ndarray, rate: int, speed: float) -> np.ndarray:
     if out.size >= want:
         return out[:want].copy()
     return np.concatenate([out, np.zeros(want - out.size, np.float32)])
+
+
+def write_stretched(source: Path, speed: float, out: Path, rate: int = 16000) -> Path:
+    """A WAV (16-bit, ``rate``) of the recording ``source`` as played at ``speed``."""
+    from engine.audio.io import load_audio
+
+    sf.write(str(out), stretch(load_audio(source, rate), rate, speed), rate, subtype="PCM_16")
+    return out

@@ -17,8 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import soundfile as sf
-
 log = logging.getLogger(__name__)
 
 SAMPLE_RATE = 16000
@@ -136,13 +134,10 @@ def played_source(source: Path, speed: float, folder: Path) -> Path:
     ``folder`` beside the export (the annotation tools play the linked file on the tiers' clock)."""
     if speed == 1.0:
         return source
-    from engine.audio.io import load_audio
-    from engine.audio.stretch import stretch
+    from engine.audio.stretch import write_stretched
 
     folder.mkdir(parents=True, exist_ok=True)
-    played = folder / f"{source.stem}-{speed:g}x.wav"
-    sf.write(str(played), stretch(load_audio(source), SAMPLE_RATE, speed), SAMPLE_RATE, subtype="PCM_16")
-    return played
+    return write_stretched(source, speed, folder / f"{source.stem}-{speed:g}x.wav", SAMPLE_RATE)
 
 
 def export(

@@ -31,6 +31,7 @@ from engine.metrics.aggregate import aggregate
 from engine.practice.attempt import SAMPLE_RATE, load_recognizer
 from engine.practice.interpreting import CHRF, SENTENCE_ENDS, SENTENCE_LAG_S, attempt_chrf
 from engine.practice.reference import text_beside
+from engine.practice.sentences import cut_at_ends
 
 log = logging.getLogger(__name__)
 
@@ -132,12 +133,7 @@ def sentence_renderings(source: Sequence[Sequence[Word]], said: Sequence[Word]) 
 
 def source_sentences(words: Sequence[Word]) -> list[list[Word]]:
     """The source's words in sentences, cut where one ends a sentence (its last word always does)."""
-    out: list[list[Word]] = [[]]
-    for word in words:
-        out[-1].append(word)
-        if word.text.rstrip().endswith(SENTENCE_ENDS):
-            out.append([])
-    return [s for s in out if s]
+    return cut_at_ends(words, SENTENCE_ENDS)
 
 
 def score_into(source_words: Sequence[Word], said: Sequence[Word], into: str, reference: str | None) -> dict:

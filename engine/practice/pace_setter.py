@@ -16,8 +16,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import soundfile as sf
-
 from engine import paths
 from engine.hashing import file_sha256
 from engine.metrics import names as m
@@ -34,13 +32,10 @@ def played_at(source: Path, speed: float) -> Iterator[Path]:
     if speed == 1.0:
         yield source
         return
-    from engine.audio.io import load_audio
-    from engine.audio.stretch import stretch
+    from engine.audio.stretch import write_stretched
 
     with tempfile.TemporaryDirectory(prefix="liveshadow-speed-") as folder:
-        played = Path(folder) / f"{source.stem}-{speed:g}x.wav"
-        sf.write(str(played), stretch(load_audio(source), SAMPLE_RATE, speed), SAMPLE_RATE, subtype="PCM_16")
-        yield played
+        yield write_stretched(source, speed, Path(folder) / f"{source.stem}-{speed:g}x.wav", SAMPLE_RATE)
 
 
 def _cache_path(source: Path, interpret_from: str | None, speed: float) -> Path:

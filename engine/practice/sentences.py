@@ -59,14 +59,19 @@ class PlayedSentence:
         return " ".join(w.text for w in self.words)
 
 
-def split_sentences(words: Sequence[Word], duration_s: float) -> list[Sentence]:
-    """The source's words in sentences whose audio spans tile ``[0, duration_s]``."""
+def cut_at_ends(words: Sequence[Word], ends: tuple[str, ...] = SENTENCE_ENDS) -> list[list[Word]]:
+    """The words in runs, each ending with a word that ends with one of ``ends`` (the last run: where they end)."""
     pieces: list[list[Word]] = [[]]
     for word in words:
         pieces[-1].append(word)
-        if word.text.rstrip().endswith(SENTENCE_ENDS):
+        if word.text.rstrip().endswith(ends):
             pieces.append([])
-    pieces = [p for piece in pieces if piece for p in _cut_long(piece)]
+    return [piece for piece in pieces if piece]
+
+
+def split_sentences(words: Sequence[Word], duration_s: float) -> list[Sentence]:
+    """The source's words in sentences whose audio spans tile ``[0, duration_s]``."""
+    pieces = [p for piece in cut_at_ends(words) for p in _cut_long(piece)]
     sentences = []
     for i, piece in enumerate(pieces):
         start = 0.0 if i == 0 else (pieces[i - 1][-1].end_s + piece[0].start_s) / 2
