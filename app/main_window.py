@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import shutil
-import time
 from pathlib import Path
 
 import psutil
@@ -13,86 +11,49 @@ from PySide6.QtCore import QByteArray, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QIcon, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
-    QComboBox,
-    QDockWidget,
     QFileDialog,
-    QGridLayout,
     QGroupBox,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QMainWindow,
-    QProgressBar,
-    QPushButton,
-    QScrollArea,
     QSplitter,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from app.gui_gc import MainThreadCollector
+from app.past_sessions import PastSessions
 from app.practice_mode import SCORING, PracticeMode
-from app.session_controller import PREPARING, SessionController, sessions_dir
+from app.session_controller import PREPARING, SessionController
 from app.settings import app_settings
-from app.widgets.meters_panel import MetersPanel, level_bar_value
+from app.widgets.device_box import DeviceBox
+from app.widgets.meters_panel import MetersPanel
 from app.widgets.models_dialog import ModelsDialog
+from app.widgets.route_banner import RouteBanner, message_label
+from app.widgets.session_bar import EXPORT_SESSION_TIP, SessionBar
 from app.widgets.sessions_dialog import SessionsDialog
-from app.widgets.settings_panel import SettingsPanel
+from app.widgets.settings_panel import SettingsPanel, settings_dock
 from app.widgets.transcript_view import DEFAULT_POINT_SIZE, TranscriptView
 from engine import __version__, paths
 from engine.audio.device_check import LevelMonitor
-from engine.audio.device_menu import MenuDevice, menu_devices
-from engine.audio.devices import AudioDeviceError, Direction, rescan
-from engine.audio.io import AudioFileError
-from engine.audio.replay import Replay, output_rate
+from engine.audio.replay import Replay
 from engine.audio.sound_server import restore_leftover_duck
 from engine.metrics.wer import wer
 from engine.modelstore.store import ModelStore
-from engine.pipeline.captions import read_transcript
-from engine.pipeline.history import LEAD_IN_S, TOGETHER, replay_blocks
-from engine.pipeline.recorder import REPORT, TRANSCRIPT
+from engine.pipeline.history import LEAD_IN_S
 from engine.pipeline.records import State, WordRecord
-from engine.pipeline.sources import plan_source
 
 log = logging.getLogger(__name__)
 
 KEY_GEOMETRY = "window/geometry"
-KEY_INPUT_DEVICE = "audio/input_device"
-KEY_OUTPUT_DEVICE = "audio/output_device"
-EXPORT_SESSION_TIP = "Copy the last session's folder: audio, captions, transcript, metrics (Ctrl+E)"
 KEY_WINDOW_STATE = "window/state"  # the settings panel shown or folded away
 KEY_TRANSCRIPT_PT = "view/transcript_point_size"
 DEFAULT_SIZE = (1100, 760)
 MIN_SIZE = (400, 300)  # a remembered geometry smaller than this (e.g. from a window never shown) is ignored
 METER_INTERVAL_MS = 100  # 10 Hz
 HOTPLUG_INTERVAL_MS = 4000
-MIC_RETRY_S = 4.0
-HEARING_DB = -45  # an idle microphone level above this is someone speaking into it
-HEADPHONES = (
-    "Use headphones. With speakers the voice reaches the microphone and is recognized and spoken again: on "
-    "speakers, use echo cancellation (Echo guard “cancel”), which removes the voice's own sound from the microphone."
-)
-ON_SPEAKERS = (
-    "{output} plays on speakers: the voice will reach the microphone and be spoken again. Use echo cancellation "
-    "(Echo guard “cancel”), which removes the voice's own sound from the microphone, or headphones."
-)
-LOOP_COLOUR, ROUTE_COLOUR = "#b36b00", "#555555"
 ACTIVE_STATES = (PREPARING, State.RUNNING.value, State.STOPPING.value, SCORING)
-PRACTISE_ROUTE = (
-    "Practising: the recording plays on {output} (wear headphones: without them it reaches the "
-    "microphone and is scored as you); you are heard on {mic}; liveshadow's voice stays silent."
-)
-PRACTISE_HEARD_ROUTE = (
-    "Practising on this computer's sound: play a talk or a video in another application and shadow it (wear "
-    "headphones); you are heard on {mic}; Stop ends the practice and scores it."
-)
-
-
-def _record(event: dict) -> WordRecord:
-    """A word of a recorded ``transcript.jsonl`` as the transcript view takes it."""
-    return WordRecord(int(event["sentence"]), int(event["index"]), str(event["text"]), float(event["source_start_s"]),
-                      float(event["source_end_s"]), float(event.get("commit_s") or 0.0))  # fmt: skip
+HEARING_DB = -45  # an idle microphone level above this is someone speaking into it
 
 
 class MainWindow(QMainWindow):
@@ -108,121 +69,45 @@ class MainWindow(QMainWindow):
         self.controller = SessionController(self)
         self.controller.speaker_tested.connect(self._on_speaker_tested)
         self.state = State.IDLE.value
-        self._outputs: dict[str, MenuDevice] = {}  # the output picker's devices by value (speakers or headphones)
-
         # the top bar: mode and source, then the devices with their checks
         self.settings_panel = SettingsPanel(app_settings())
-        self.input_combo = QComboBox()
-        self.input_combo.setAccessibleName("Microphone")
-        self.output_combo = QComboBox()
-        self.output_combo.setAccessibleName("Speaker")
-        self.refresh_button = QPushButton("Refresh devices")
+        self.devices = devices_box = DeviceBox(self._device_error)
+        self.input_combo, self.output_combo = devices_box.input_combo, devices_box.output_combo
+        self.idle_level, self.refresh_button = devices_box.idle_level, devices_box.refresh_button
+        self.test_speaker_button = devices_box.test_speaker_button
         self.refresh_button.clicked.connect(self.refresh_devices)
-        self.test_speaker_button = QPushButton("Test speaker")
-        self.test_speaker_button.setToolTip("Speak one sentence on the chosen speaker")
         self.test_speaker_button.clicked.connect(self.test_speaker)
-        for button in (self.refresh_button, self.test_speaker_button):
-            button.setAccessibleName(button.text())
-        self.idle_level = QProgressBar()
-        self.idle_level.setRange(-60, 0)
-        self.idle_level.setFormat("%v dBFS")
-        self.idle_level.setValue(-60)
-        self.idle_level.setAccessibleName("Microphone level")
-        self.idle_level.setToolTip("The microphone's level: it should move when you speak")
-        devices_box = QGroupBox("Audio devices")
-        devices = QGridLayout(devices_box)
-        devices.addWidget(QLabel("Microphone"), 0, 0)
-        devices.addWidget(self.input_combo, 0, 1)
-        devices.addWidget(self.idle_level, 0, 2)
-        devices.addWidget(QLabel("Speaker"), 1, 0)
-        devices.addWidget(self.output_combo, 1, 1)
-        devices.addWidget(self.test_speaker_button, 1, 2)
-        devices.addWidget(self.refresh_button, 1, 3)
-        devices.setColumnStretch(1, 1)
         source_box = QGroupBox("What to shadow")
         QVBoxLayout(source_box).addWidget(self.settings_panel.source_box)
 
         # the settings under their presets: a side panel that folds away
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setWidget(self.settings_panel)
-        self.settings_dock = QDockWidget("Settings", self)
-        self.settings_dock.setObjectName("settings")
-        self.settings_dock.setWidget(scroll)
-        self.settings_dock.setFeatures(
-            QDockWidget.DockWidgetFeature.DockWidgetClosable | QDockWidget.DockWidgetFeature.DockWidgetMovable
-        )
+        self.settings_dock = settings_dock(self.settings_panel, self)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.settings_dock)
         self.settings_dock.hide()
 
-        self.start_button = QPushButton("Start")
-        self.start_button.setToolTip("Start shadowing (Space or Ctrl+Enter)")
-        self.stop_button = QPushButton("Stop")
-        self.stop_button.setToolTip("Stop listening; what was already heard is still spoken (Space or Ctrl+Enter)")
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setToolTip("Stop at once; pending words are dropped (Esc)")
-        self.export_button = QPushButton("Export…")
-        self.export_button.setToolTip(EXPORT_SESSION_TIP)
+        self.settings_button = self.settings_dock.toggleViewAction()
+        self.bar = bar = SessionBar(self.settings_button)
+        self.start_button, self.stop_button, self.cancel_button = bar.start_button, bar.stop_button, bar.cancel_button
+        self.export_button, self.preset_label, self.status_label = bar.export_button, bar.preset_label, bar.status_label
         self.start_button.clicked.connect(self.start_session)
         self.stop_button.clicked.connect(self.stop_session)
         self.cancel_button.clicked.connect(self.cancel_session)
         self.export_button.clicked.connect(self.export_session)
-        self.models_button = QPushButton("Models…")
-        self.models_button.setToolTip("The installed voices and recognizer models: add, use, remove")
-        self.models_button.clicked.connect(self.show_models)
+        bar.models_button.clicked.connect(self.show_models)
+        bar.sessions_button.clicked.connect(self.show_sessions)
         self.models_dialog: ModelsDialog | None = None
-        self.sessions_button = QPushButton("Sessions…")
-        self.sessions_button.setToolTip("Past sessions: open one again, replay its speaker and voice")
-        self.sessions_button.clicked.connect(self.show_sessions)
-        self.sessions_dialog: SessionsDialog | None = None
-        self.replay: Replay | None = None
-        self.replay_mode = TOGETHER  # a word clicked in a finished session's transcript replays from it this way
-        self.shown_folder: Path | None = None  # the finished session whose transcript is shown
-        self.settings_button = self.settings_dock.toggleViewAction()
-        self.settings_button.setText("Settings")
-        self.settings_button.setToolTip("Show or hide the settings: presets, recognizer, voice, chunk sizes")
-        settings_tool = QToolButton()
-        settings_tool.setDefaultAction(self.settings_button)
-        settings_tool.setAccessibleName("Settings")
-        self.preset_label = QLabel()
-        self.preset_label.setAccessibleName("Preset")
-        buttons = QHBoxLayout()
-        for button in (self.start_button, self.stop_button, self.cancel_button, self.export_button,
-                       self.sessions_button, self.models_button):  # fmt: skip
-            button.setAccessibleName(button.text().rstrip("…"))
-            buttons.addWidget(button)
-        buttons.addWidget(settings_tool)
-        buttons.addWidget(self.preset_label)
-        buttons.addStretch(1)
-        self.status_label = QLabel("Ready")
-        self.status_label.setAccessibleName("Session state")
-        buttons.addWidget(self.status_label)
 
-        self.headphones = QLabel(HEADPHONES)
-        self.headphones.setWordWrap(True)
-        self.headphones.setStyleSheet(f"color: {LOOP_COLOUR};")
-        self.headphones.setAccessibleName("Headphones or echo cancellation")
-        self.use_cancel_button = QPushButton("Use echo cancellation")
-        self.use_cancel_button.setAccessibleName("Use echo cancellation")
-        self.use_cancel_button.setToolTip("Set Echo guard to “cancel”: the speaker is heard while the voice plays")
-        self.use_cancel_button.clicked.connect(lambda: self.settings_panel.echo_guard.setCurrentText("cancel"))
-        suggestion = QHBoxLayout()
-        suggestion.addWidget(self.headphones, 1)
-        suggestion.addWidget(self.use_cancel_button)
-        self.route_label = QLabel()
-        self.route_label.setWordWrap(True)
-        self.route_label.setAccessibleName("Route")
-        self.route_label.setToolTip("What is heard, and how the voice's own sound is kept out of it")
-        self.message = QLabel()
-        self.message.setWordWrap(True)
-        self.message.setAccessibleName("Message")
-        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.banner = RouteBanner(lambda: self.settings_panel.echo_guard.setCurrentText("cancel"))
+        self.route_label, self.headphones = self.banner.route_label, self.banner.headphones
+        self.use_cancel_button = self.banner.use_cancel_button
+        self.message = message_label()
 
         self.transcript = TranscriptView()
-        self.transcript.set_point_size(int(app_settings().value(KEY_TRANSCRIPT_PT, DEFAULT_POINT_SIZE, type=int)))
+        self.transcript.set_point_size(int(str(app_settings().value(KEY_TRANSCRIPT_PT, DEFAULT_POINT_SIZE, type=int))))
         self.transcript.point_size_changed.connect(lambda size: app_settings().setValue(KEY_TRANSCRIPT_PT, size))
         self.meters = MetersPanel()
         self.practice = PracticeMode(self, parent=self)
+        self.past = PastSessions(self, parent=self)
 
         top = QHBoxLayout()
         top.addWidget(source_box, 3)
@@ -237,9 +122,8 @@ class MainWindow(QMainWindow):
         central = QWidget()
         layout = QVBoxLayout(central)
         layout.addLayout(top)
-        layout.addLayout(buttons)
-        layout.addWidget(self.route_label)
-        layout.addLayout(suggestion)
+        layout.addWidget(bar)
+        layout.addWidget(self.banner)
         layout.addWidget(self.message)
         layout.addWidget(self.splitter, 1)
         self.setCentralWidget(central)
@@ -250,7 +134,7 @@ class MainWindow(QMainWindow):
             (("Ctrl+Return", "Ctrl+Enter"), self.toggle_session),
             (("Esc",), self.escape),
             (("Ctrl+E",), self.export_session),
-        ):  # fmt: skip
+        ):
             for key in keys:
                 QShortcut(QKeySequence(key), self).activated.connect(slot)
 
@@ -264,11 +148,7 @@ class MainWindow(QMainWindow):
         self.settings_panel.changed.connect(self._update_warning)
         self.settings_panel.changed.connect(self._show_mode)
         self.transcript.word_clicked.connect(lambda start: self.replay_session(None, None, start - LEAD_IN_S))
-        self._replay_timer = QTimer(self)
-        self._replay_timer.timeout.connect(self._check_replay)
 
-        self.level_monitor: LevelMonitor | None = None
-        self._mic_retry_at: float | None = None  # a microphone that would not open is tried again from then
         self._meter_timer = QTimer(self)
         self._meter_timer.timeout.connect(self._update_meters)
         self._meter_timer.start(METER_INTERVAL_MS)
@@ -280,8 +160,6 @@ class MainWindow(QMainWindow):
         self._restore_settings()
         restore_leftover_duck()  # the other applications' sound, if a liveshadow that crashed left it lowered
         self.refresh_devices()
-        self.input_combo.currentIndexChanged.connect(lambda _i: self._remember_device("input"))
-        self.output_combo.currentIndexChanged.connect(lambda _i: self._remember_device("output"))
         self.output_combo.currentIndexChanged.connect(lambda _i: self._update_warning())
         self._on_state(State.IDLE.value)
         self._update_warning()
@@ -303,8 +181,11 @@ class MainWindow(QMainWindow):
         practising = self.settings_panel.practising()
         exportable = self.practice.report if practising else self.controller.session_folder
         self.export_button.setEnabled(self.state not in ACTIVE_STATES and exportable is not None)
-        self.export_button.setToolTip("Export the last attempt as a Praat TextGrid, an ELAN .eaf and a CSV (Ctrl+E)"
-                                      if practising else EXPORT_SESSION_TIP)  # fmt: skip
+        self.export_button.setToolTip(
+            "Export the last attempt as a Praat TextGrid, an ELAN .eaf and a CSV (Ctrl+E)"
+            if practising
+            else EXPORT_SESSION_TIP
+        )
 
     def stop_session(self) -> None:
         (self.practice if self.practice.busy else self.controller).stop()
@@ -315,7 +196,7 @@ class MainWindow(QMainWindow):
     def start_session(self) -> None:
         self.message.clear()
         if self.settings_panel.practising():
-            self._stop_level_monitor()  # the practice opens the microphone itself
+            self.devices.stop_level()  # the practice opens the microphone itself
             self.practice.start()
             return
         try:
@@ -340,9 +221,9 @@ class MainWindow(QMainWindow):
         self.stop_replay()
         self.transcript.clear_words()
         self.transcript.set_clickable(False)
-        self.shown_folder = None
+        self.past.shown_folder = None
         self.meters.reset()
-        self._stop_level_monitor()  # the session opens the microphone itself
+        self.devices.stop_level()  # the session opens the microphone itself
         self.controller.start(config, source, live=live or "mic")
 
     def prepare_models(self) -> None:
@@ -390,36 +271,17 @@ class MainWindow(QMainWindow):
             self.message.clear()
             self.statusBar().showMessage("The test sentence was played. Did you hear it?", 8000)
 
-    def _start_level_monitor(self) -> None:
-        """While idle the microphone's level is shown, so a dead or wrong microphone shows before a session.
+    @property
+    def level_monitor(self) -> LevelMonitor | None:
+        return self.devices.level_monitor
 
-        A microphone that cannot be opened is tried again every ``MIC_RETRY_S`` (not at every meter tick), and said
-        once: not over a message already shown (the error that ended a session is the one to read)."""
-        device = self.input_combo.currentData()
-        if self.level_monitor is not None or device is None or self.state in ACTIVE_STATES or not self.isVisible():
-            return
-        if self._mic_retry_at is not None and time.monotonic() < self._mic_retry_at:
-            return
-        monitor = LevelMonitor(device)
-        try:
-            monitor.start()
-        except AudioDeviceError as exc:
-            first = self._mic_retry_at is None
-            self._mic_retry_at = time.monotonic() + MIC_RETRY_S
-            if first and not self.message.text():
-                self.show_error(f"The microphone cannot be opened: {exc}")
-            elif first:
-                log.warning("the microphone cannot be opened: %s", exc)
-            return
-        self._mic_retry_at = None
-        self.level_monitor = monitor
-
-    def _stop_level_monitor(self, reset: bool = True) -> None:
-        monitor, self.level_monitor = self.level_monitor, None
-        if monitor is not None:
-            monitor.stop()
-        if reset:
-            self.idle_level.setValue(-60)
+    def _device_error(self, text: str, always: bool) -> None:
+        """A microphone that went away (``always`` said), or cannot be opened: not over a message already shown (the
+        error that ended a session is the one to read)."""
+        if always or not self.message.text():
+            self.show_error(text)
+        else:
+            log.warning("%s", text)
 
     def export_session(self) -> None:
         if self.settings_panel.practising():
@@ -461,15 +323,21 @@ class MainWindow(QMainWindow):
         for widget in (self.settings_panel, self.input_combo, self.output_combo, self.refresh_button):
             widget.setEnabled(not active)
         self.preset_label.setText(f"Preset: {self.settings_panel.preset.currentText()}")
-        self.status_label.setText({
-            PREPARING: "Preparing…", State.IDLE.value: "Ready",
-            State.RUNNING.value: "Practising" if self.practice.busy else "Shadowing", SCORING: "Scoring your attempt…",
-            State.STOPPING.value: "Finishing what was heard…", State.DONE.value: "Done",
-            State.CANCELLED.value: "Cancelled", State.FAILED.value: "Stopped by an error",
-        }.get(state, state))  # fmt: skip
+        self.status_label.setText(
+            {
+                PREPARING: "Preparing…",
+                State.IDLE.value: "Ready",
+                State.RUNNING.value: "Practising" if self.practice.busy else "Shadowing",
+                SCORING: "Scoring your attempt…",
+                State.STOPPING.value: "Finishing what was heard…",
+                State.DONE.value: "Done",
+                State.CANCELLED.value: "Cancelled",
+                State.FAILED.value: "Stopped by an error",
+            }.get(state, state)
+        )
         self.test_speaker_button.setEnabled(not active)
         if active:
-            self._stop_level_monitor()
+            self.devices.stop_level()
         if state == State.DONE.value and self.controller.session_folder is not None and not self.practice.busy:
             self.statusBar().showMessage(f"Session recorded in {self.controller.session_folder}", 10000)
         session = self.controller.session
@@ -493,80 +361,39 @@ class MainWindow(QMainWindow):
             score = wer(reference, report.get("committed_text", ""))
         self.meters.show_summary(report, score)
         if self.controller.session_folder is not None:
-            self.shown_folder = self.controller.session_folder
+            self.past.shown_folder = self.controller.session_folder
             self.transcript.set_clickable(True)
 
     # ----- past sessions
     def show_sessions(self) -> SessionsDialog:
-        if self.sessions_dialog is None:
-            self.sessions_dialog = SessionsDialog(sessions_dir(), parent=self)
-            self.sessions_dialog.opened.connect(self.open_session)
-            self.sessions_dialog.replay_requested.connect(lambda folder, mode: self.replay_session(folder, mode))
-        self.sessions_dialog.refresh()
-        self.sessions_dialog.show()
-        self.sessions_dialog.raise_()
-        return self.sessions_dialog
+        return self.past.show_dialog()
 
     def open_session(self, folder: Path) -> bool:
-        """Show a past session's transcript (words clickable to replay from them) and summary."""
-        if self.state in ACTIVE_STATES:
-            self.show_error("A session is running; stop it before opening another.")
-            return False
-        try:
-            committed, spoken = read_transcript(folder / TRANSCRIPT)
-            report = json.loads((folder / REPORT).read_text(encoding="utf-8")) if (folder / REPORT).is_file() else {}
-        except (OSError, ValueError) as exc:
-            self.show_error(f"Cannot open the session in {folder}: {exc}")
-            return False
-        self.stop_replay()
-        self.transcript.clear_words()
-        self.transcript.add_committed([_record(e) for e in committed])
-        self.transcript.mark_spoken([_record(e) for e in spoken])
-        self.transcript.set_clickable(True)
-        self.meters.reset()
-        self.meters.show_summary(report)
-        self.shown_folder = folder
-        self.statusBar().showMessage(f"Opened {folder.name}: click a word to replay from it", 10000)
-        return True
+        return self.past.open(folder)
 
     def replay_session(
         self, folder: Path | None, mode: str | None, start_s: float = 0.0, recordings: tuple[Path, Path] | None = None
     ) -> bool:
-        """Play a finished session's input and voice from ``start_s`` (the shown session when ``folder`` is None);
-        ``recordings``: two other files on one clock (a practice's source and attempt)."""
-        folder = folder or self.shown_folder
-        if folder is None or self.state in ACTIVE_STATES:
-            return False
-        mode = mode or self.replay_mode
-        self.replay_mode = mode
-        self.stop_replay()
-        device = self.output_combo.currentData()
-        try:
-            rate = output_rate(device)
-            replay = Replay(replay_blocks(folder, mode, rate, max(start_s, 0.0), recordings=recordings), rate, device)
-            replay.start()
-        except (AudioDeviceError, AudioFileError, ValueError) as exc:
-            self.show_error(f"Cannot replay: {exc}")
-            return False
-        self.replay = replay
-        self._replay_timer.start(200)
-        self.statusBar().showMessage(f"Replaying {folder.name} {mode} from {max(start_s, 0.0):.1f} s (Esc stops)")
-        return True
+        """Replay a finished session from ``start_s`` (``PastSessions.play``)."""
+        return self.past.play(folder, mode, start_s, recordings)
 
     def stop_replay(self) -> None:
-        replay, self.replay = self.replay, None
-        self._replay_timer.stop()
-        if replay is not None:
-            replay.stop()
+        self.past.stop()
 
-    def _check_replay(self) -> None:
-        replay = self.replay
-        if replay is not None and replay.finished:
-            replay.wait(0)
-            self.stop_replay()
-            if replay.error:
-                self.show_error(f"The replay stopped: {replay.error}")
-            self.statusBar().showMessage("Replay finished", 4000)
+    @property
+    def replay(self) -> Replay | None:
+        return self.past.replay
+
+    @property
+    def shown_folder(self) -> Path | None:
+        return self.past.shown_folder
+
+    def busy(self) -> bool:
+        """A session or a practice is running (or preparing, or finishing)."""
+        return self.state in ACTIVE_STATES
+
+    def output_device(self) -> str | None:
+        return self.output_combo.currentData()
 
     def escape(self) -> None:
         """Esc: cancel a running session, else stop a replay."""
@@ -588,62 +415,19 @@ class MainWindow(QMainWindow):
         snap = self.controller.snapshot()
         if snap is not None and self.state in ACTIVE_STATES:
             self.meters.show_snapshot(snap, psutil.cpu_percent(None))
-            self.idle_level.setValue(level_bar_value(snap.input_level_db))
+            self.devices.show_level(snap.input_level_db)
             return
-        self._start_level_monitor()
-        monitor = self.level_monitor
-        if monitor is not None:
-            try:
-                level = monitor.level()
-            except AudioDeviceError as exc:  # unplugged while idle
-                self._stop_level_monitor()
-                self.show_error(f"{exc} Connect it again and press Refresh devices.")
-                return
-            self.idle_level.setValue(level_bar_value(level))
+        level = self.devices.watch_level(may_open=self.state not in ACTIVE_STATES and self.isVisible())
+        if level is not None:
             self.meters.show_level(level)
 
     def _update_warning(self) -> None:
-        """The route shown before Start (what is heard, how the voice is kept out of it; a loop in orange), and on
-        speakers with no echo guard, the suggestion to cancel the echo."""
+        """The route shown before Start, and on speakers with no echo guard the suggestion to cancel the echo."""
         self.preset_label.setText(f"Preset: {self.settings_panel.preset.currentText()}")
-        panel = self.settings_panel
-        live = panel.live_source()
-        output = self._outputs.get(str(self.output_combo.currentData()))
-        on_speakers = output is not None and output.speakers
-        headphones = output is not None and output.speakers is False
-        suggest = live == "mic" and panel.echo_guard.currentText() == "off" and not headphones
-        self.headphones.setText(ON_SPEAKERS.format(output=output.label) if on_speakers else HEADPHONES)
-        practising = panel.practising()
-        self.headphones.setVisible(suggest and not practising)
-        self.use_cancel_button.setVisible(suggest and not practising)
-        if practising:
-            output_name = output.label if output is not None else "the speaker"
-            route = PRACTISE_HEARD_ROUTE if live == "system" else PRACTISE_ROUTE
-            self.route_label.setText(route.format(output=output_name, mic=self.input_combo.currentText()))
-            self.route_label.setStyleSheet(f"color: {LOOP_COLOUR if on_speakers else ROUTE_COLOUR};")
-            return
-        if live is None:
-            self.route_label.setText("Hearing a recording: the voice is not heard again.")
-            self.route_label.setStyleSheet(f"color: {ROUTE_COLOUR};")
-            return
-        try:
-            config = panel.config(self.input_combo.currentData(), self.output_combo.currentData())
-            plan = plan_source(live, config)
-        except (ValueError, AudioDeviceError) as exc:
-            self.route_label.setText(f"Cannot hear {panel.source.currentText().lower()}: {exc}")
-            self.route_label.setStyleSheet(f"color: {LOOP_COLOUR};")
-            return
-        heard = self.input_combo.currentText() if live == "mic" else plan.label
-        self.route_label.setText(f"Hearing {heard}; {plan.route}.")
-        self.route_label.setStyleSheet(f"color: {LOOP_COLOUR if plan.loops else ROUTE_COLOUR};")
+        mic, device = self.input_combo.currentText(), self.input_combo.currentData()
+        self.banner.show_route(self.settings_panel, self.devices.output(), mic, device, self.output_device())
 
     # ----- devices
-    def _combo(self, direction: Direction) -> QComboBox:
-        return self.input_combo if direction == "input" else self.output_combo
-
-    def _key(self, direction: Direction) -> str:
-        return KEY_INPUT_DEVICE if direction == "input" else KEY_OUTPUT_DEVICE
-
     def show_warning(self, text: str) -> None:
         """The session goes on, but the user should know (shown in the window; the engine has logged it)."""
         self.message.setText(text)
@@ -655,13 +439,6 @@ class MainWindow(QMainWindow):
         self.message.setText(text)
         self.message.setStyleSheet("color: #b00020;")
 
-    def _device_names(self) -> set[tuple[str, str]]:
-        names = set()
-        for direction in ("input", "output"):
-            combo = self._combo(direction)
-            names |= {(direction, str(combo.itemData(i))) for i in range(combo.count())}
-        return names
-
     def _check_hotplug(self) -> None:
         """Devices plugged in or out while idle show up in the pickers (PortAudio can only re-scan with no stream
         open: the level monitor is closed for it)."""
@@ -669,57 +446,19 @@ class MainWindow(QMainWindow):
             return  # a re-scan would pull the device from under an open stream
         if self.idle_level.value() > HEARING_DB:
             return  # someone is checking the microphone: the re-scan (which closes it) can wait
-        self._stop_level_monitor(reset=False)
-        try:
-            rescan()
-            now = {(d, x.value) for d in ("input", "output") for x in menu_devices(d)}  # type: ignore[arg-type]
-        except AudioDeviceError:
-            return
-        if now != self._device_names():
+        if self.devices.changed():
             log.info("audio devices changed; refreshing the pickers")
-            self._stop_level_monitor()  # it opens the chosen microphone again on the next meter tick
+            self.devices.stop_level()  # it opens the chosen microphone again on the next meter tick
             self.refresh_devices()
 
     def refresh_devices(self) -> None:
         """Fill the device pickers, keeping the remembered choice when that device is still there."""
-        self._mic_retry_at = None  # the microphone is tried again at once
-        settings = app_settings()
-        errors = []
-        for direction in ("input", "output"):
-            combo = self._combo(direction)
-            combo.blockSignals(True)
-            combo.clear()
-            try:
-                devices = menu_devices(direction)  # type: ignore[arg-type]
-                if not devices:
-                    errors.append(f"No audio {direction} device found.")
-            except AudioDeviceError as exc:
-                devices = []
-                errors.append(str(exc))
-            for device in devices:
-                combo.addItem(device.label, device.value)
-            if direction == "output":
-                self._outputs = {d.value: d for d in devices}
-            wanted = settings.value(self._key(direction), "", type=str)
-            default = next((d.value for d in devices if d.is_default), None)
-            index = combo.findData(wanted) if wanted else -1
-            if index < 0 and default is not None:
-                index = combo.findData(default)
-            combo.setCurrentIndex(max(index, 0) if combo.count() else -1)
-            combo.blockSignals(False)
+        errors = self.devices.fill()
         if errors:
-            self.show_error(" ".join(dict.fromkeys(errors)))
+            self.show_error(" ".join(errors))
         else:
             self.message.clear()
         self._update_warning()
-
-    def _remember_device(self, direction: Direction) -> None:
-        if direction == "input":
-            self._stop_level_monitor()  # the next meter tick listens to the new choice
-            self._mic_retry_at = None
-        name = self._combo(direction).currentData()
-        if name:
-            app_settings().setValue(self._key(direction), name)
 
     def _restore_settings(self) -> None:
         geometry = app_settings().value(KEY_GEOMETRY)
@@ -742,10 +481,10 @@ class MainWindow(QMainWindow):
         self.models_dialog.raise_()
         return self.models_dialog
 
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt's name)
+    def closeEvent(self, event: QCloseEvent) -> None:
         self._meter_timer.stop()
         self._hotplug_timer.stop()
-        self._stop_level_monitor()
+        self.devices.stop_level()
         self.stop_replay()
         self.practice.shutdown()
         self.controller.shutdown()

@@ -63,7 +63,7 @@ class PracticeController(QObject):
                 self.finished.emit(None)
                 return
             session.start()
-        except Exception as exc:  # noqa: BLE001 - a thread's end: the window must not stay "Preparing…"
+        except Exception as exc:
             expected = isinstance(exc, (AsrError, AudioFileError, AudioDeviceError, OSError, ValueError))
             if not expected:
                 log.exception("the practice could not start")

@@ -38,7 +38,7 @@ class Host(Protocol):
 
     def _on_state(self, state: str) -> None: ...
     def show_error(self, text: str) -> None: ...
-    def statusBar(self) -> QStatusBar: ...  # noqa: N802 (Qt's name)
+    def statusBar(self) -> QStatusBar: ...
     def stop_replay(self) -> None: ...
     def show_progress(self, text: str) -> None: ...
     def replay_session(
@@ -56,7 +56,8 @@ class PracticeMode(QObject):
         self.view.add_controls(self.controls)
         window.settings_panel.changed.connect(self._update_controls)
         self.view.source_view.selectionChanged.connect(
-            lambda: self.controls.loop_selection.setEnabled(self.view.selected_span() is not None))
+            lambda: self.controls.loop_selection.setEnabled(self.view.selected_span() is not None)
+        )
         self.controls.loop_selection.clicked.connect(self._loop_selection)
         self._update_controls()
         self.report: dict | None = None
@@ -82,8 +83,9 @@ class PracticeMode(QObject):
             window.show_error(f"Cannot practise: the recording {source} does not exist.")
             return
         if window.input_combo.currentData() is None or (not heard and window.output_combo.currentData() is None):
-            window.show_error("Cannot practise: it needs a microphone and headphones. Connect them and press Refresh "
-                              "devices.")  # fmt: skip
+            window.show_error(
+                "Cannot practise: it needs a microphone and headphones. Connect them and press Refresh devices."
+            )
             return
         window.stop_replay()
         self.report = None
@@ -97,10 +99,18 @@ class PracticeMode(QObject):
         else:
             sentences = self.controls.sentence_by_sentence() and not interpret
             loop = None if interpret else self.controls.chosen_loop()
-            session = PracticeSession(Path(source), language, microphone, window.output_combo.currentData(), folder,
-                                      interpret=interpret, speed=self.controls.speed(),
-                                      sentence_by_sentence=sentences, loop=loop,
-                                      into=self.controls.interpreting_into() if interpret else None)  # fmt: skip
+            session = PracticeSession(
+                Path(source),
+                language,
+                microphone,
+                window.output_combo.currentData(),
+                folder,
+                interpret=interpret,
+                speed=self.controls.speed(),
+                sentence_by_sentence=sentences,
+                loop=loop,
+                into=self.controls.interpreting_into() if interpret else None,
+            )
         self.controller.start(session)
 
     def _update_controls(self) -> None:
@@ -128,8 +138,11 @@ class PracticeMode(QObject):
         self.view.show_summary(report)
         source = session.source_recording
         self.view.show_history(self._history(source) if source is not None else [])
-        self.window.statusBar().showMessage(f"Practice recorded in {self.controller.folder}: click a word to replay "
-                                            "from it (the source left, you right)", 10000)  # fmt: skip
+        self.window.statusBar().showMessage(
+            f"Practice recorded in {self.controller.folder}: click a word to replay "
+            "from it (the source left, you right)",
+            10000,
+        )
 
     def _history(self, source: Path) -> list[dict]:
         try:
@@ -167,8 +180,9 @@ class PracticeMode(QObject):
         except (OSError, ValueError) as exc:
             self.window.show_error(f"Export failed: {exc}")
             return []
-        self.window.statusBar().showMessage(f"Attempt exported to {destination}: "
-                                            f"{', '.join(p.name for p in written)}", 8000)  # fmt: skip
+        self.window.statusBar().showMessage(
+            f"Attempt exported to {destination}: {', '.join(p.name for p in written)}", 8000
+        )
         return written
 
     def stop(self) -> None:

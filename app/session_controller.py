@@ -18,6 +18,7 @@ from PySide6.QtCore import QObject, Signal
 
 from engine import paths
 from engine.audio.io import by_percent, load_audio
+from engine.audio.ports import CaptureDevice
 from engine.audio.sound_server import restore_leftover_duck
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.history import FOLDER_TIME
@@ -139,7 +140,7 @@ class SessionController(QObject):
         if source is None:
             try:
                 request.heard = self._open_live(live, config)
-                request.heard.capture.start()  # type: ignore[attr-defined]
+                _capture(request.heard).start()
                 request.opened_at = time.monotonic()
             except Exception as exc:  # no device: the window says so
                 log.exception("the input did not open")
@@ -171,7 +172,7 @@ class SessionController(QObject):
         self._loading = False
         if models is None or self._abandoned:
             if request.heard is not None:
-                request.heard.capture.stop()  # type: ignore[attr-defined]
+                _capture(request.heard).stop()
             if models is None:
                 self.state_changed.emit(State.FAILED.value)
                 self.error.emit(str(problem))
@@ -201,10 +202,10 @@ class SessionController(QObject):
             else:
                 heard = request.heard or self._open_live(request.live, request.config)
                 session = ShadowSession(ducked(heard), self.models, _Relay(self), record_dir=folder)
-                session.start_live(heard.capture, opened_at=request.opened_at)
+                session.start_live(_capture(heard), opened_at=request.opened_at)
         except Exception as exc:  # no device, an unreadable file: the window says so
             if request.heard is not None:
-                request.heard.capture.stop()  # type: ignore[attr-defined]
+                _capture(request.heard).stop()
             log.exception("the session did not start")
             self.state_changed.emit(State.FAILED.value)
             self.error.emit(f"Cannot start: {exc}")
@@ -256,3 +257,9 @@ class SessionController(QObject):
             self.session.wait(timeout)
         if self._load_lock.acquire(timeout=timeout):
             self._load_lock.release()
+
+
+def _capture(source: LiveSource) -> CaptureDevice:
+    """The capture ``open_source`` made for ``source``."""
+    assert source.capture is not None
+    return source.capture

@@ -18,6 +18,7 @@ def render_main_window() -> str:
     """
     if display_problem():
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    from PySide6.QtGui import QGuiApplication
     from PySide6.QtWidgets import QApplication
 
     from app.main_window import MainWindow
@@ -33,9 +34,10 @@ def render_main_window() -> str:
         window.close()
     width, height = image.width(), image.height()
     if image.isNull() or width == 0 or height == 0:
-        raise RuntimeError(f"the main window rendered nothing on the {qt_app.platformName()} platform")
+        raise RuntimeError(f"the main window rendered nothing on the {QGuiApplication.platformName()} platform")
     step_x, step_y = max(1, width // SAMPLES_PER_SIDE), max(1, height // SAMPLES_PER_SIDE)
     colours = {image.pixel(x, y) for x in range(0, width, step_x) for y in range(0, height, step_y)}
     if len(colours) < MIN_COLOURS:
         raise RuntimeError(f"the main window rendered blank ({len(colours)} colour(s), {width}x{height} px)")
-    return f"rendered {width}x{height} px on the {qt_app.platformName()} platform ({len(colours)} colours sampled)"
+    platform = QGuiApplication.platformName()
+    return f"rendered {width}x{height} px on the {platform} platform ({len(colours)} colours sampled)"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -42,7 +42,7 @@ class Clock(Protocol):
 
     def sleep_until(self, t_s: float) -> None: ...
 
-    def compute(self) -> Iterator[ComputeSpan]: ...
+    def compute(self) -> AbstractContextManager[ComputeSpan]: ...
 
 
 class RealClock:

@@ -13,8 +13,14 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from engine.asr.whisper_backend import WhisperBackend
+    from engine.tts.voice import TwoStageVoice
+
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +47,8 @@ class _Models:
     """The models, loaded by the checks that test them; later checks reuse them (or fail for want of them)."""
 
     def __init__(self) -> None:
-        self.voice = None
-        self.backend = None
+        self.voice: TwoStageVoice | None = None
+        self.backend: WhisperBackend | None = None
         self.ids: np.ndarray | None = None
         self.latent: np.ndarray | None = None
         self.spoken: np.ndarray | None = None  # the test sentence as the voice said it, 16 kHz
@@ -139,8 +145,10 @@ def learned_policy() -> str:
 
     agent = LearnedAgent()
     move = agent.decide(MoveObservation(20, 2, 9, 2, 0.2, 1.0, 2.0, False, False, False, 0.3, 0.3, 0.8))
-    return (f"{agent.path}: {MOVES[move]} (probabilities {', '.join(f'{p:.2f}' for p in agent.last_probabilities)}) "
-            f"with 20 phonemes waiting at a sentence's start, 0.2 s in hand")  # fmt: skip
+    return (
+        f"{agent.path}: {MOVES[move]} (probabilities {', '.join(f'{p:.2f}' for p in agent.last_probabilities)}) "
+        f"with 20 phonemes waiting at a sentence's start, 0.2 s in hand"
+    )
 
 
 def audio_devices() -> str:
@@ -179,7 +187,7 @@ def run_checks(to_run: list[Check]) -> Iterator[CheckResult]:
         t0 = time.perf_counter()
         try:
             detail, ok = check(), True
-        except Exception as exc:  # noqa: BLE001 - a self-test reports every failure and goes on
+        except Exception as exc:
             log.debug("self-test check %r failed", name, exc_info=True)
             detail, ok = f"{exc}" or type(exc).__name__, False
         yield CheckResult(name, ok, detail, time.perf_counter() - t0)

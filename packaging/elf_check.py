@@ -21,9 +21,19 @@ ELF_MAGIC = b"\x7fELF"
 GLIBC_VERSION = re.compile(rb"GLIBC_(\d+)\.(\d+)(?:\.(\d+))?")
 # Part of glibc itself (libc6): every Linux system has them.
 GLIBC_LIBRARIES = {
-    "libc.so.6", "libm.so.6", "libdl.so.2", "librt.so.1", "libpthread.so.0", "libutil.so.1", "libmvec.so.1",
-    "ld-linux-x86-64.so.2", "libresolv.so.2", "libnsl.so.1", "libanl.so.1", "libcrypt.so.1",
-}  # fmt: skip
+    "libc.so.6",
+    "libm.so.6",
+    "libdl.so.2",
+    "librt.so.1",
+    "libpthread.so.0",
+    "libutil.so.1",
+    "libmvec.so.1",
+    "ld-linux-x86-64.so.2",
+    "libresolv.so.2",
+    "libnsl.so.1",
+    "libanl.so.1",
+    "libcrypt.so.1",
+}
 NEVER_STRIPPED = ("numpy", "numpy.libs")
 
 
@@ -86,8 +96,10 @@ def dependency_closure(packages: list[str]) -> set[str]:
     """The packages and everything they depend on (Depends and Pre-Depends), from dpkg's database."""
     out = subprocess.run(
         ["dpkg-query", "-W", "-f=${Package}\t${Provides}\t${Depends}, ${Pre-Depends}\n"],
-        capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     depends: dict[str, list[str]] = {}
     for line in out.splitlines():
         package, provides, field = (line.split("\t") + ["", ""])[:3]
@@ -123,10 +135,14 @@ def resolve(root: Path, depends: str | None) -> list[str]:
                 elif allowed is not None:
                     owner = _owner(system)
                     ok = owner is not None and owner.split(":")[0] in allowed
-                    checked[name] = None if ok else (
-                        f"{name} (needed by {path.relative_to(root)}) comes from {system}, package {owner}, "
-                        "which the .deb does not depend on"
-                    )  # fmt: skip
+                    checked[name] = (
+                        None
+                        if ok
+                        else (
+                            f"{name} (needed by {path.relative_to(root)}) comes from {system}, package {owner}, "
+                            "which the .deb does not depend on"
+                        )
+                    )
                 else:
                     checked[name] = None
             if checked[name] is not None:

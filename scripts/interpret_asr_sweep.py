@@ -35,24 +35,24 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-import engine.asr.speech_filter as speech_filter  # noqa: E402
-import engine.asr.streaming as streaming  # noqa: E402
-import engine.asr.whisper_backend as whisper_backend  # noqa: E402
-from engine.asr.backend import SAMPLE_RATE  # noqa: E402
-from engine.asr.bench import load_manifest  # noqa: E402
-from engine.asr.commit import LocalAgreement, common_prefix_length, make_commit_policy  # noqa: E402
-from engine.asr.run import run_stream  # noqa: E402
-from engine.asr.streaming import StreamConfig, StreamingRecognizer  # noqa: E402
-from engine.asr.vad import SileroVad  # noqa: E402
-from engine.asr.words import Word  # noqa: E402
-from engine.audio.io import load_audio  # noqa: E402
-from engine.clock import SimulatedClock  # noqa: E402
-from engine.metrics.translation import bleu, chrf  # noqa: E402
-from engine.paths import shared_speech_dir  # noqa: E402
-from engine.pipeline.config import ShadowConfig  # noqa: E402
-from engine.pipeline.models import load_backend  # noqa: E402
+import engine.asr.speech_filter as speech_filter
+import engine.asr.streaming as streaming
+import engine.asr.whisper_backend as whisper_backend
+from engine.asr.backend import SAMPLE_RATE
+from engine.asr.bench import load_manifest
+from engine.asr.commit import LocalAgreement, common_prefix_length, make_commit_policy
+from engine.asr.run import run_stream
+from engine.asr.streaming import StreamConfig, StreamingRecognizer
+from engine.asr.vad import SileroVad
+from engine.asr.words import Word
+from engine.audio.io import load_audio
+from engine.clock import SimulatedClock
+from engine.metrics.translation import bleu, chrf
+from engine.paths import shared_speech_dir
+from engine.pipeline.config import ShadowConfig
+from engine.pipeline.models import load_backend
 
 # A voice for the sweep, which has none: each committed word takes ``VOICE_WORD_S`` to speak, and a step's words
 # start ``VOICE_READY_S`` after they were committed at the earliest.
@@ -204,15 +204,20 @@ def run(configs: list[str]) -> None:
             else:
                 commit = AnyAgreement(depth) if depth else make_commit_policy(policy, gap_s or 0.0)
             config = StreamConfig(
-                trim_s=trim_s, max_hold_s=hold_s, endpoint_s=endpoint_s, force_previous=force_previous,
+                trim_s=trim_s,
+                max_hold_s=hold_s,
+                endpoint_s=endpoint_s,
+                force_previous=force_previous,
                 use_prompt=use_prompt,
             )
             recognizer = StreamingRecognizer(backend, commit, vad, config)
             if isinstance(commit, PatientAgreement):
+
                 def in_hand(r: StreamingRecognizer = recognizer) -> float:
                     said = [(w.heard_s, w.end_s) for w in r.committed]
                     starts = voice_starts(said)
                     return max(starts[-1] + VOICE_WORD_S - r.audio_in_s, 0.0) if starts else 0.0
+
                 commit.in_hand_s = in_hand
             lead = np.zeros(int(lead_s * SAMPLE_RATE), np.float32)
             result = run_stream(np.concatenate([lead, audio[entry["id"]]]), recognizer, SimulatedClock(), step_s)

@@ -36,18 +36,18 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.asr.bench import load_manifest  # noqa: E402
-from engine.audio.io import load_audio  # noqa: E402
-from engine.clock import SimulatedClock  # noqa: E402
-from engine.learned.cache import CachedVoice, VoiceWrapper  # noqa: E402
-from engine.pipeline.config import ShadowConfig  # noqa: E402
-from engine.pipeline.models import Models  # noqa: E402
-from engine.pipeline.session import ShadowSession  # noqa: E402
-from engine.tts import voice_cost  # noqa: E402
-from engine.tts.chunker import ChunkSizes  # noqa: E402
-from engine.tts.quality import whole_sentence_voice, word_distances_by_key  # noqa: E402
-from engine.tts.voice import TwoStageVoice  # noqa: E402
-from engine.tts.voice_split import FLOW_MARGIN  # noqa: E402
+from engine.asr.bench import load_manifest
+from engine.audio.io import load_audio
+from engine.clock import SimulatedClock
+from engine.learned.cache import CachedVoice, VoiceWrapper
+from engine.pipeline.config import ShadowConfig
+from engine.pipeline.models import Models
+from engine.pipeline.session import ShadowSession
+from engine.tts import voice_cost
+from engine.tts.chunker import ChunkSizes
+from engine.tts.quality import whole_sentence_voice, word_distances_by_key
+from engine.tts.voice import TwoStageVoice
+from engine.tts.voice_split import FLOW_MARGIN
 
 
 def say(line: str) -> None:
@@ -82,7 +82,7 @@ class ModelledVoice(VoiceWrapper):
         spread = float(np.exp(self.sigma * self.rng.standard_normal())) if self.sigma else 1.0
         self.charged.t += seconds * spread
 
-    def stage1_prior(self, ids: np.ndarray, phoneme_offset: int = 0, frame_offset: int = 0):  # noqa: ANN201
+    def stage1_prior(self, ids: np.ndarray, phoneme_offset: int = 0, frame_offset: int = 0):
         out = self.voice.stage1_prior(ids, phoneme_offset, frame_offset)
         self._charge(voice_cost.stage1_s(len(ids)))
         return out
@@ -110,7 +110,7 @@ def record(manifest: Path, slowdown: float, translate: bool, out: Path) -> None:
         for entry in entries:
             steps: list = []
 
-            def keep(session: ShadowSession, step, steps: list = steps) -> None:  # noqa: ANN001
+            def keep(session: ShadowSession, step, steps: list = steps) -> None:
                 steps.append(copy.deepcopy(step))
                 original(session, step)
 
@@ -126,8 +126,14 @@ def record(manifest: Path, slowdown: float, translate: bool, out: Path) -> None:
     say(f"wrote {out}")
 
 
-def replay_session(models: Models, config: ShadowConfig, recording: dict, voice: ModelledVoice,
-                   charged: ChargedTime, keep_pieces: bool = False) -> ShadowSession:  # fmt: skip
+def replay_session(
+    models: Models,
+    config: ShadowConfig,
+    recording: dict,
+    voice: ModelledVoice,
+    charged: ChargedTime,
+    keep_pieces: bool = False,
+) -> ShadowSession:
     """One recording's steps into a session whose voice is ``voice``; the session, ended."""
     session = ShadowSession(config, Models(models.backend, models.vad, voice, models.key))  # type: ignore[arg-type]
     if keep_pieces:
@@ -139,7 +145,7 @@ def replay_session(models: Models, config: ShadowConfig, recording: dict, voice:
     session._synthesizer._timer = charged
     worker = session._worker
 
-    def source(on_step):  # noqa: ANN001, ANN202
+    def source(on_step):
         for step in recording["steps"]:
             asr_clock.sleep_until(step.at_s)
             on_step(copy.deepcopy(step))
@@ -177,9 +183,11 @@ def replay(path: Path, voice_slowdowns: list[float], sigma: float, quality: bool
                 say(f"  {name}: {report['underruns']} underruns ({report['gap_s']:.2f} s)")
             if quality and session.pieces:
                 distances += _distances(models.voice, session.pieces)
-        line = (f"{path.name}, voice x{slowdown:g}, sigma {sigma:g}: underruns {underruns} ({gap_s:.2f} s); "
-                f"ear_voice_lag_s median {np.median(lags):.2f} s, p90 {np.percentile(lags, 90):.2f} s, "
-                f"max {np.max(lags):.2f} s")  # fmt: skip
+        line = (
+            f"{path.name}, voice x{slowdown:g}, sigma {sigma:g}: underruns {underruns} ({gap_s:.2f} s); "
+            f"ear_voice_lag_s median {np.median(lags):.2f} s, p90 {np.percentile(lags, 90):.2f} s, "
+            f"max {np.max(lags):.2f} s"
+        )
         if distances:
             line += f"; word_distance_db mean {np.mean(distances):.2f} dB"
         say(line)
@@ -197,7 +205,7 @@ def calibrate() -> None:
     voice = TwoStageVoice(threads=1)
     rng = np.random.default_rng(0)
 
-    def median_s(call, repeats: int = 7) -> float:  # noqa: ANN001
+    def median_s(call, repeats: int = 7) -> float:
         times = []
         for _ in range(repeats):
             t0 = time.perf_counter()
@@ -211,8 +219,10 @@ def calibrate() -> None:
         total = prior.shape[-1]
         flow = median_s(lambda: voice.latent_frames(prior, total // 2 - 10, total // 2 + 10))  # noqa: B023
         text_part = median_s(lambda: voice.stage1_prior(ids))  # noqa: B023
-        say(f"Stage I text part, {n} ids: {text_part:.4f} s; flow on {min(20 + 2 * FLOW_MARGIN, total)} frames: "
-            f"{flow:.4f} s")  # fmt: skip
+        say(
+            f"Stage I text part, {n} ids: {text_part:.4f} s; flow on {min(20 + 2 * FLOW_MARGIN, total)} frames: "
+            f"{flow:.4f} s"
+        )
     latent = rng.standard_normal((192, max(COST_STAGE2_FRAMES[0]))).astype(np.float32)
     for frames in COST_STAGE2_FRAMES[0][1:]:
         say(f"Stage II, {frames} frames: {median_s(lambda: voice.stage2(latent[:, :frames])):.4f} s")  # noqa: B023

@@ -8,8 +8,13 @@ from engine.learned.episodes import ArrivedWord, Episode, Step
 SENTENCE = "The quick brown fox jumps over the lazy dog, and then it runs back into the forest again."
 
 
-def constructed(text: str = SENTENCE, pace_s: float = 0.3, delay_s: float = 0.8, episode_id: str = "constructed",
-                tail_steps: int = 4) -> Episode:  # fmt: skip
+def constructed(
+    text: str = SENTENCE,
+    pace_s: float = 0.3,
+    delay_s: float = 0.8,
+    episode_id: str = "constructed",
+    tail_steps: int = 4,
+) -> Episode:
     """A word every ``pace_s``, committed ``delay_s`` after it ends, a recognizer step per word with the next two
     words as the tentative ones, then ``tail_steps`` steps with nothing new."""
     words = text.split()

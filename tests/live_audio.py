@@ -37,9 +37,12 @@ def recognize_played(
         return clock.now() - finished_at[0] > TAIL_S
 
     run = run_capture(
-        capture, recognizer, clock, should_stop,
+        capture,
+        recognizer,
+        clock,
+        should_stop,
         on_step=lambda step: during.extend(step.committed) if player.poll() is None else None,
-    )  # fmt: skip
+    )
     return run, during
 
 

@@ -27,10 +27,10 @@ class LocalServer(http.server.ThreadingHTTPServer):
 class _Handler(http.server.BaseHTTPRequestHandler):
     server: LocalServer
 
-    def log_message(self, *args) -> None:  # noqa: ANN002 - quiet
+    def log_message(self, *args) -> None:
         pass
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+    def do_GET(self) -> None:
         source = self.server.files.get(self.path)
         if source is None:
             self.send_error(404)

@@ -57,6 +57,8 @@ def reference_slowdowns(models: Models, speech: np.ndarray) -> tuple[float, floa
     the reference's pace and the voice much slower), and a voice charged too little or too much moves every lag.
     """
     step_s, voice_s = machine_costs(models, speech)
-    measured = (f"recognizer step {step_s:.3f} s (reference {REFERENCE_STEP_S}), "
-                f"voice {voice_s:.3f} s (reference {REFERENCE_VOICE_S})")  # fmt: skip
+    measured = (
+        f"recognizer step {step_s:.3f} s (reference {REFERENCE_STEP_S}), "
+        f"voice {voice_s:.3f} s (reference {REFERENCE_VOICE_S})"
+    )
     return REFERENCE_STEP_S / step_s, REFERENCE_VOICE_S / voice_s, measured

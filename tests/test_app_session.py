@@ -170,15 +170,32 @@ def test_screenshot_of_a_session_under_xvfb(virtual_audio, speech_dir, speech_ma
     png = artifacts_dir / "main_window_session_xvfb.png"
     png.unlink(missing_ok=True)
     wav = speech_dir / _entry(speech_manifest, "librivox_sonnet002")["wav"]  # 51 s: the shot is mid-session
-    env = {**os.environ, **virtual_audio.env(), "QT_QPA_PLATFORM": "xcb",
-           paths.ENV_DATA_DIR: str(tmp_path / "data"), paths.ENV_CONFIG_DIR: str(tmp_path / "config")}  # fmt: skip
+    env = {
+        **os.environ,
+        **virtual_audio.env(),
+        "QT_QPA_PLATFORM": "xcb",
+        paths.ENV_DATA_DIR: str(tmp_path / "data"),
+        paths.ENV_CONFIG_DIR: str(tmp_path / "config"),
+    }
     app = [str(Path(os.sys.executable)), "-X", "faulthandler", "-m", "engine", "gui"]
-    command = ["xvfb-run", "-a", "-s", "-screen 0 1280x900x24", *app,
-               "--shadow", str(wav), "--screenshot", str(png), "--screenshot-after", "10"]  # fmt: skip
+    command = [
+        "xvfb-run",
+        "-a",
+        "-s",
+        "-screen 0 1280x900x24",
+        *app,
+        "--shadow",
+        str(wav),
+        "--screenshot",
+        str(png),
+        "--screenshot-after",
+        "10",
+    ]
     # Its own process group, so a hang kills the app too, not only xvfb-run (SIGABRT first: faulthandler prints
     # every thread's stack, which says where it hung).
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                               start_new_session=True)  # fmt: skip
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True
+    )
     try:
         _, stderr = process.communicate(timeout=180)
     except subprocess.TimeoutExpired:
@@ -212,8 +229,9 @@ def test_the_mode_picker_interprets_a_spanish_recording(qtbot, window, speech_xx
     seen: list[tuple[int, int, int]] = []  # the transcript's (tentative, committed, spoken) counts as it runs
     tentative_text: list[str] = []
     sampler = QTimer()
-    sampler.timeout.connect(lambda: (seen.append(window.transcript.counts),
-                                     tentative_text.extend(window.transcript.tentative_words)))  # fmt: skip
+    sampler.timeout.connect(
+        lambda: (seen.append(window.transcript.counts), tentative_text.extend(window.transcript.tentative_words))
+    )
     sampler.start(20)
     window.start_button.click()  # the models differ from the shadowing ones: the app loads them
     qtbot.waitUntil(lambda: window.state == "done", timeout=120_000)
@@ -246,8 +264,9 @@ def test_the_window_shadows_this_computers_sound_and_ducks_the_other_stream(
     window.start_button.click()
     qtbot.waitUntil(lambda: window.state == "running", timeout=10_000)
     qtbot.wait(1000)
-    player = subprocess.Popen(["paplay", f"--device={va.SPEAKER_SINK}", str(speech_dir / item["wav"])],
-                              env=virtual_audio.env())  # fmt: skip
+    player = subprocess.Popen(
+        ["paplay", f"--device={va.SPEAKER_SINK}", str(speech_dir / item["wav"])], env=virtual_audio.env()
+    )
     volumes = []
     while player.poll() is None:
         volumes.append(_stream_volume("paplay"))
@@ -333,17 +352,38 @@ def test_a_long_compressed_recording_is_read_off_the_window_thread_with_its_prog
 
     wav = speech_dir / _entry(speech_manifest, SHORT)["wav"]
     long = tmp_path / "lecture.m4a"
-    subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-stream_loop", "24", "-i", str(wav), "-ac", "2",
-                    "-ar", "44100", "-c:a", "aac", "-b:a", "96k", str(long)], check=True)  # fmt: skip
+    subprocess.run(
+        [
+            "ffmpeg",
+            "-nostdin",
+            "-v",
+            "error",
+            "-y",
+            "-stream_loop",
+            "24",
+            "-i",
+            str(wav),
+            "-ac",
+            "2",
+            "-ar",
+            "44100",
+            "-c:a",
+            "aac",
+            "-b:a",
+            "96k",
+            str(long),
+        ],
+        check=True,
+    )
     seen, threads, statuses = [], set(), []
     window.controller.progress.connect(lambda text: (seen.append(text), statuses.append(window.status_label.text())))
-    original = window.controller._reading  # noqa: SLF001 - where the decoding's progress is told, in its thread
+    original = window.controller._reading
 
     def reading(share: float) -> None:
         threads.add(threading.current_thread().name)
         original(share)
 
-    window.controller._reading = reading  # noqa: SLF001
+    window.controller._reading = reading
     _use_file(window, long)
     window.start_button.click()
     assert window.state == "preparing"  # the click returned before the file was read

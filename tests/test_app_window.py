@@ -99,10 +99,12 @@ def test_every_control_has_an_accessible_name(window) -> None:
     kinds = (QAbstractButton, QComboBox, QAbstractSpinBox, QLineEdit, QProgressBar)
     window.settings_dock.show()
     controls = [
-        w for w in window.findChildren(QWidget)
-        if isinstance(w, kinds) and w.isVisibleTo(window)
+        w
+        for w in window.findChildren(QWidget)
+        if isinstance(w, kinds)
+        and w.isVisibleTo(window)
         and not isinstance(w.parentWidget(), kinds)  # a spin box's own line edit is part of the spin box
-    ]  # fmt: skip
+    ]
     assert len(controls) > 25
     unnamed = [f"{type(w).__name__} {getattr(w, 'text', lambda: '')()}" for w in controls if not w.accessibleName()]
     assert not unnamed, unnamed
@@ -257,20 +259,31 @@ def test_the_summary_scores_the_voice_against_a_transcript_beside_the_recording(
     (tmp_path / "talk.txt").write_text("Hello there.\n", encoding="utf-8")
     assert reference_text(tmp_path / "talk.wav") == "Hello there."
     assert reference_text(tmp_path / "other.wav") is None
-    report = {"audio_s_heard": 12.0, "words": [{"speak_end_s": 13.2}, {"speak_end_s": None}], "underruns": 1,
-              "ear_voice_lag_s": {"median": 2.0, "p90": 3.1}, "commit_latency_s": {"median": 0.5}}  # fmt: skip
+    report = {
+        "audio_s_heard": 12.0,
+        "words": [{"speak_end_s": 13.2}, {"speak_end_s": None}],
+        "underruns": 1,
+        "ear_voice_lag_s": {"median": 2.0, "p90": 3.1},
+        "commit_latency_s": {"median": 0.5},
+    }
     text = summary_text(report, wer_committed=0.25)
-    assert text == ("Last session: 13 s · 2 words committed, 1 spoken · ear-voice lag median 2.00 s, p90 3.10 s · "
-                    "1 underrun · commit latency median 0.50 s · wer_committed 0.250")  # fmt: skip
+    assert text == (
+        "Last session: 13 s · 2 words committed, 1 spoken · ear-voice lag median 2.00 s, p90 3.10 s · "
+        "1 underrun · commit latency median 0.50 s · wer_committed 0.250"
+    )
 
 
 def test_the_transcript_takes_its_colours_from_a_dark_palette(qtbot, window) -> None:
     from PySide6.QtGui import QColor, QPalette
 
     dark = QPalette()
-    for role, colour in ((QPalette.ColorRole.Base, "#1e1e1e"), (QPalette.ColorRole.Text, "#e0e0e0"),
-                         (QPalette.ColorRole.Highlight, "#3d6fb4"), (QPalette.ColorRole.HighlightedText, "#ffffff"),
-                         (QPalette.ColorRole.PlaceholderText, "#8a8a8a")):  # fmt: skip
+    for role, colour in (
+        (QPalette.ColorRole.Base, "#1e1e1e"),
+        (QPalette.ColorRole.Text, "#e0e0e0"),
+        (QPalette.ColorRole.Highlight, "#3d6fb4"),
+        (QPalette.ColorRole.HighlightedText, "#ffffff"),
+        (QPalette.ColorRole.PlaceholderText, "#8a8a8a"),
+    ):
         dark.setColor(role, QColor(colour))
     window.transcript.setPalette(dark)
     records = _records(["night", "mode"])
@@ -311,7 +324,7 @@ def test_the_learned_policy_is_picked_in_the_window_and_a_broken_one_is_shown_fa
 def test_the_source_picker_shows_the_route_and_warns_of_a_loop(qtbot, window) -> None:
     """This computer's sound heard from the output the voice plays on loops (shown in orange, the voice cancelled);
     with the voice on another output nothing is cancelled. The microphone with no guard suggests cancel."""
-    from app.main_window import LOOP_COLOUR, ROUTE_COLOUR
+    from app.widgets.route_banner import LOOP_COLOUR, ROUTE_COLOUR
     from app.widgets.settings_panel import SOURCE_MIC, SOURCE_SYSTEM
 
     panel = window.settings_panel

@@ -56,9 +56,13 @@ def test_the_ablation_runs_for_real_on_three_short_clips(speech_manifest, speech
 
     entries = [e for e in speech_manifest if e["id"] in ("vctk_p225_002", "librivox_ss_0880", "ls_61-70968-0000")]
     audio = {e["id"]: load_audio(speech_dir / e["wav"]) for e in entries}
-    rows = (Row("stock_offline", "stock", whole=True), Row("segments_full", "step", window="full"),
-            Row("segments_cropped", "step"), Row("segments_context5s", "step", window="context", floor_s=5.0),
-            Row("la2", "la2"))  # fmt: skip
+    rows = (
+        Row("stock_offline", "stock", whole=True),
+        Row("segments_full", "step", window="full"),
+        Row("segments_cropped", "step"),
+        Row("segments_context5s", "step", window="context", floor_s=5.0),
+        Row("la2", "la2"),
+    )
     report = run_ablation(entries, audio, WhisperBackend(), SileroVad(), rows=rows)
     assert set(report["rows"]) == {r.name for r in rows}
     words = sum(len(e["text"].split()) for e in entries)

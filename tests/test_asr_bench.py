@@ -14,8 +14,11 @@ pytestmark = pytest.mark.slow
 
 
 def test_bench_asr_on_a_small_manifest(tmp_path: Path, speech_dir: Path, speech_manifest: list[dict]) -> None:
-    chosen = [dict(e, wav=str(speech_dir / e["wav"])) for e in speech_manifest
-              if e["id"] in ("vctk_p226_001", "librivox_ss_0880")]  # fmt: skip
+    chosen = [
+        dict(e, wav=str(speech_dir / e["wav"]))
+        for e in speech_manifest
+        if e["id"] in ("vctk_p226_001", "librivox_ss_0880")
+    ]
     manifest = tmp_path / "manifest.jsonl"
     manifest.write_text("\n".join(json.dumps(e) for e in chosen) + "\n")
     report = bench.run_bench(manifest, policies=("la2", "offline"), second_pass=True)

@@ -83,10 +83,14 @@ def sentence(first: int, start_s: float, count: int) -> list[tuple[str, float, f
     return [(f"w{first + i}", start_s + 0.4 * i, start_s + 0.4 * i + 0.35) for i in range(count)]
 
 
-def make(said: list, speech: list[tuple[float, float]], endpoint_s: float | None, reach_s: float = float("inf")):  # noqa: ANN201
+def make(said: list, speech: list[tuple[float, float]], endpoint_s: float | None, reach_s: float = float("inf")):
     backend = Reordering(said, reach_s)
-    recognizer = StreamingRecognizer(backend, make_commit_policy("la2"), vad=IntervalVad(speech),  # type: ignore[arg-type]
-                                     config=StreamConfig(endpoint_s=endpoint_s))  # fmt: skip
+    recognizer = StreamingRecognizer(
+        backend,
+        make_commit_policy("la2"),
+        vad=IntervalVad(speech),  # type: ignore[arg-type]
+        config=StreamConfig(endpoint_s=endpoint_s),
+    )
     backend.recognizer = recognizer
     return backend, recognizer
 

@@ -34,7 +34,7 @@ class Script:
         return [Word(t, a - offset, b - offset) for t, a, b in said if a >= offset - 1e-6 and b <= end + 1e-6]
 
 
-def stream(hypotheses: list[list[tuple[str, float, float]]], seconds: float, config: StreamConfig | None = None):  # noqa: ANN201
+def stream(hypotheses: list[list[tuple[str, float, float]]], seconds: float, config: StreamConfig | None = None):
     backend = Script(hypotheses)
     recognizer = StreamingRecognizer(backend, make_commit_policy("la2"), vad=None, config=config)  # type: ignore[arg-type]
     backend.recognizer = recognizer
@@ -50,9 +50,18 @@ def texts(recognizer: StreamingRecognizer) -> list[str]:
 
 
 def test_pieces_whisper_split_off_a_word_are_joined_back() -> None:
-    raw = [(" At", 0.0, 0.2), (" 627", 0.3, 0.7), (",000", 0.7, 0.9), (" subscribers,", 0.9, 1.5),
-           (" 7", 1.6, 1.8), ("%", 1.8, 2.0), (" cold", 2.1, 2.4), ("-hearted.", 2.4, 2.8), (" 15", 2.9, 3.1),
-           (".1", 3.1, 3.3)]  # fmt: skip
+    raw = [
+        (" At", 0.0, 0.2),
+        (" 627", 0.3, 0.7),
+        (",000", 0.7, 0.9),
+        (" subscribers,", 0.9, 1.5),
+        (" 7", 1.6, 1.8),
+        ("%", 1.8, 2.0),
+        (" cold", 2.1, 2.4),
+        ("-hearted.", 2.4, 2.8),
+        (" 15", 2.9, 3.1),
+        (".1", 3.1, 3.3),
+    ]
     words = join_pieces(raw)
     assert [w.text for w in words] == ["At", "627,000", "subscribers,", "7%", "cold-hearted.", "15.1"]
     assert (words[1].start_s, words[1].end_s) == (0.3, 0.9)
@@ -74,9 +83,14 @@ def test_a_number_still_being_written_is_not_committed() -> None:
     """Said slowly, "twenty twenty-one": Whisper writes "20", then "20 20", then "2021"; "20" must not be committed
     while it is the end of the hypothesis."""
     start = [("in", 0.1, 0.3)]
-    hypotheses = [start + [("20", 0.4, 0.8)], start + [("20", 0.4, 0.8)], start + [("20", 0.4, 0.8), ("20", 0.9, 1.2)],
-                  start + [("20", 0.4, 0.8), ("20", 0.9, 1.2)], start + [("2021", 0.4, 1.5), ("we", 1.6, 1.8)],
-                  start + [("2021", 0.4, 1.5), ("we", 1.6, 1.8), ("achieved", 1.9, 2.4)]]  # fmt: skip
+    hypotheses = [
+        start + [("20", 0.4, 0.8)],
+        start + [("20", 0.4, 0.8)],
+        start + [("20", 0.4, 0.8), ("20", 0.9, 1.2)],
+        start + [("20", 0.4, 0.8), ("20", 0.9, 1.2)],
+        start + [("2021", 0.4, 1.5), ("we", 1.6, 1.8)],
+        start + [("2021", 0.4, 1.5), ("we", 1.6, 1.8), ("achieved", 1.9, 2.4)],
+    ]
     recognizer, _ = stream(hypotheses, 5.0)
     assert texts(recognizer)[:3] == ["in", "2021", "we"]
     off, _ = stream(hypotheses, 5.0, StreamConfig(hold_unfinished=False))

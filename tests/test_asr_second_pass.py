@@ -54,8 +54,7 @@ def test_align_sees_no_difference_in_punctuation_or_case() -> None:
 def test_a_revision_in_time_rewrites_the_words_and_one_too_late_does_not() -> None:
     audio = np.zeros(3 * SAMPLE_RATE, np.float32)
     for decode_s, expected in ((0.3, "made amiable himself"), (1.5, "made am you himself")):
-        second = SecondPass(lambda _audio: timed("made amiable himself"), speak_after_s=1.0,
-                            timer=Ticks(decode_s))  # fmt: skip
+        second = SecondPass(lambda _audio: timed("made amiable himself"), speak_after_s=1.0, timer=Ticks(decode_s))
         second.add(committed("made am you himself", commit_s=2.0))
         revisions = second.revise(audio, 0.0, now_s=2.0)
         assert " ".join(w.text for w in second.words) == expected

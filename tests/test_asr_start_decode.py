@@ -125,7 +125,7 @@ def test_a_sentence_start_the_cropped_window_mishears_is_heard_with_the_start_se
 def test_a_short_clips_last_words_the_cropped_last_decode_loses_are_heard_with_the_finish_window(
     whisper, speech_dir
 ) -> None:
-    """"he was not an ill disposed young man", cut tight from ``../shared/speech`` as ``sentence-clips`` cuts it:
+    """ "he was not an ill disposed young man", cut tight from ``../shared/speech`` as ``sentence-clips`` cuts it:
     the last decode of the cropped window stops at "he was not an"; with ``finish_window_s`` (off by default: not
     better on every set) it hears the rest."""
     from engine.asr.run import run_stream

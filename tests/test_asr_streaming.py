@@ -138,8 +138,11 @@ def test_speech_under_babble_is_not_spoken_from_unsure_decodes(whisper, vad, spe
         return run_stream(audio, recognizer, SimulatedClock(timer=lambda: 0.0), min_step_s=0.3)
 
     try:
-        runs = {"clean": stream(clean, FAILED_DECODE_LOGPROB), "babble": stream(noisy, FAILED_DECODE_LOGPROB),
-                "babble, no floor": stream(noisy, None)}  # fmt: skip
+        runs = {
+            "clean": stream(clean, FAILED_DECODE_LOGPROB),
+            "babble": stream(noisy, FAILED_DECODE_LOGPROB),
+            "babble, no floor": stream(noisy, None),
+        }
     finally:
         whisper.min_avg_logprob = FAILED_DECODE_LOGPROB
     said = normalize_for_wer(item["text"]).split()
@@ -181,23 +184,50 @@ def test_bad_audio_files_give_clear_errors(tmp_path: Path) -> None:
 def test_transcribe_command(tmp_path: Path, speech_dir: Path) -> None:
     report_path = tmp_path / "report.json"
     run = subprocess.run(
-        [sys.executable, "-m", "engine", "transcribe", str(speech_dir / "wav" / "vctk_p225_002.wav"),
-         "--commit", "la2", "--simulate", "--report", str(report_path)],
-        capture_output=True, text=True, timeout=300, env=dict(os.environ),
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "engine",
+            "transcribe",
+            str(speech_dir / "wav" / "vctk_p225_002.wav"),
+            "--commit",
+            "la2",
+            "--simulate",
+            "--report",
+            str(report_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ),
+    )
     assert run.returncode == 0, run.stderr
     report = json.loads(report_path.read_text())
     for name in (m.COMMIT_LATENCY_S, m.WER_COMMITTED, m.WER_OFFLINE, m.RTF_ASR, m.BEHIND_S):
         assert name in report
     assert report[m.WER_COMMITTED] <= 0.2
     assert run.stdout.strip()
-    bad = subprocess.run([sys.executable, "-m", "engine", "transcribe", str(tmp_path / "x.wav")],
-                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    bad = subprocess.run(
+        [sys.executable, "-m", "engine", "transcribe", str(tmp_path / "x.wav")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert bad.returncode == 1 and "not found" in bad.stderr and "Traceback" not in bad.stderr
     missing_model = subprocess.run(
-        [sys.executable, "-m", "engine", "transcribe", str(speech_dir / "wav" / "vctk_p225_002.wav"),
-         "--model", str(tmp_path)], capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "engine",
+            "transcribe",
+            str(speech_dir / "wav" / "vctk_p225_002.wav"),
+            "--model",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert missing_model.returncode == 1 and "no Whisper model" in missing_model.stderr
 
 
@@ -207,10 +237,20 @@ def test_transcribe_realtime_paces_like_a_microphone(tmp_path: Path, speech_dir:
     report_path = tmp_path / "report.json"
     started = time.monotonic()
     run = subprocess.run(
-        [sys.executable, "-m", "engine", "transcribe", str(speech_dir / "wav" / "vctk_p226_001.wav"),
-         "--realtime", "--report", str(report_path)],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "engine",
+            "transcribe",
+            str(speech_dir / "wav" / "vctk_p226_001.wav"),
+            "--realtime",
+            "--report",
+            str(report_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr
     report = json.loads(report_path.read_text())
     assert report["config"]["mode"] == "realtime"

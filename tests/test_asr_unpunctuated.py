@@ -148,8 +148,9 @@ def test_the_buffer_is_cut_after_a_committed_word_when_there_is_no_pause() -> No
     run(recognizer, 12.0)
     assert 0 < recognizer._offset_s
     ends = [w.end_s for w in recognizer.committed]
-    assert any(abs(recognizer._offset_s - (e + 0.02)) < 0.03 or abs(recognizer._offset_s - (e + 0.05)) < 1e-3
-               for e in ends)  # fmt: skip
+    assert any(
+        abs(recognizer._offset_s - (e + 0.02)) < 0.03 or abs(recognizer._offset_s - (e + 0.05)) < 1e-3 for e in ends
+    )
     assert recognizer.buffer_s <= 8.0 + 1.0
 
 

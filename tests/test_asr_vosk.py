@@ -84,21 +84,45 @@ def test_missing_or_wrong_model_folder_says_how_to_get_one(tmp_path: Path) -> No
     (tmp_path / "am" / "final.mdl").write_bytes(b"broken")
     result = subprocess.run(
         [sys.executable, "-c", f"from engine.asr.vosk_backend import VoskBackend; VoskBackend({str(tmp_path)!r})"],
-        capture_output=True, text=True, timeout=120, env=dict(os.environ),
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ),
+    )
     assert result.returncode == 1 and "cannot load the Vosk model" in result.stderr  # an error, not an exit
 
 
 def test_transcribe_command_with_vosk(model_dir: Path, speech_dir: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "engine", "transcribe", str(speech_dir / "wav" / "vctk_p225_002.wav"),
-         "--backend", "vosk", "--model", str(model_dir)],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "engine",
+            "transcribe",
+            str(speech_dir / "wav" / "vctk_p225_002.wav"),
+            "--backend",
+            "vosk",
+            "--model",
+            str(model_dir),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip()
     missing = subprocess.run(
-        [sys.executable, "-m", "engine", "transcribe", str(speech_dir / "wav" / "vctk_p225_002.wav"),
-         "--backend", "vosk"], capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "engine",
+            "transcribe",
+            str(speech_dir / "wav" / "vctk_p225_002.wav"),
+            "--backend",
+            "vosk",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert missing.returncode == 1 and "download a Vosk model" in missing.stderr

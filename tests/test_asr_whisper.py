@@ -120,7 +120,7 @@ def test_a_failed_decode_is_retried_at_whispers_temperatures_only_when_asked(
     asked: list[dict] = []
     transcribe = whisper._model.transcribe
 
-    def recording(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def recording(*args, **kwargs):
         asked.append(kwargs)
         return transcribe(*args, **kwargs)
 

@@ -10,14 +10,23 @@ from engine.pipeline.bench_interpret import format_table, interpret_results
 
 def session_report(text: str, underruns: int = 0, gap_s: float = 0.0) -> dict:
     """What a session's report gives ``interpret_results``: its committed English and its gaps, all short notice."""
-    return {"committed_text": text, m.UNDERRUNS: underruns, m.GAP_S: gap_s, m.FIRST_AUDIO_S: {"n": 1, "median": 0.2},
-            m.EAR_VOICE_LAG_S: {"n": 4, "median": 3.0}, "underruns_short_notice": underruns, "underruns_forced": 0}
+    return {
+        "committed_text": text,
+        m.UNDERRUNS: underruns,
+        m.GAP_S: gap_s,
+        m.FIRST_AUDIO_S: {"n": 1, "median": 0.2},
+        m.EAR_VOICE_LAG_S: {"n": 4, "median": 3.0},
+        "underruns_short_notice": underruns,
+        "underruns_forced": 0,
+    }
 
 
 def test_bench_interpret_sums_the_gaps_of_its_underruns() -> None:
     """How long the voice was silent for want of compute, beside how often: 3 underruns of 0.42 s in all."""
-    entries = [{"lang": "es", "translation": "each of them is an exclusive right"},
-               {"lang": "fr", "translation": "the night was cold"}]  # fmt: skip
+    entries = [
+        {"lang": "es", "translation": "each of them is an exclusive right"},
+        {"lang": "fr", "translation": "the night was cold"},
+    ]
     reports = [session_report("each of them is a right", 1, 0.12), session_report("the night was cold", 2, 0.30)]
     results = interpret_results(entries, reports, [e["translation"] for e in entries])
     assert results[m.UNDERRUNS] == 3 and results[m.GAP_S] == pytest.approx(0.42)
@@ -41,11 +50,16 @@ def test_bench_interpret_names_the_recognizers_kernel_settings() -> None:
 
 def test_bench_interpret_gives_the_cost_of_streaming_with_its_bootstrap_interval() -> None:
     """``bleu_offline - bleu`` comes with where chance puts it: on a handful of recordings the interval is wide."""
-    entries = [{"lang": "es", "translation": "each of them is an exclusive right subject to limitations"},
-               {"lang": "fr", "translation": "the night was cold and the streets were empty"},
-               {"lang": "de", "translation": "he lost control of his car soon after the start"}]  # fmt: skip
-    reports = [session_report("each of them is a right"), session_report("the night was cold"),
-               session_report("he lost control of the car after the start")]  # fmt: skip
+    entries = [
+        {"lang": "es", "translation": "each of them is an exclusive right subject to limitations"},
+        {"lang": "fr", "translation": "the night was cold and the streets were empty"},
+        {"lang": "de", "translation": "he lost control of his car soon after the start"},
+    ]
+    reports = [
+        session_report("each of them is a right"),
+        session_report("the night was cold"),
+        session_report("he lost control of the car after the start"),
+    ]
     results = interpret_results(entries, reports, [e["translation"] for e in entries])
     cost = results[m.BLEU_OFFLINE] - results[m.BLEU]
     low, high = results["bleu_cost_ci95"]

@@ -78,8 +78,15 @@ def test_plain_text_puts_a_sentence_a_line() -> None:
 
 
 def _event(kind: str, sentence: int, index: int, text: str, start: float, **extra: float) -> dict:
-    return {"event": kind, "sentence": sentence, "index": index, "text": text, "source_start_s": start,
-            "source_end_s": start + 0.3, **extra}  # fmt: skip
+    return {
+        "event": kind,
+        "sentence": sentence,
+        "index": index,
+        "text": text,
+        "source_start_s": start,
+        "source_end_s": start + 0.3,
+        **extra,
+    }
 
 
 def test_a_recorded_session_gets_captions_and_text_even_after_a_crash_cut_a_line(tmp_path: Path) -> None:

@@ -14,8 +14,11 @@ from engine import cli, paths
 def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "engine", *args],
-        capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})},
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def test_help_lists_every_subcommand() -> None:
@@ -68,11 +71,13 @@ def test_unwritable_log_dir_is_only_a_warning(tmp_path: Path) -> None:
 def test_bench_asr_options_are_checked_before_anything_runs(tmp_path: Path) -> None:
     """A model bench asr does not know, a commit policy that does not exist, an asr option on another bench: a usage
     error that names them, before any model loads."""
-    for args, said in ((("asr", "--model", "small"), "knows the models tiny.en and base"),
-                       (("asr", "--commit-policies", "la2,la3"), "unknown commit policy: la3"),
-                       (("asr", "--commit-policies", "hold2", "--second-pass"), "include la2"),
-                       (("tts", "--second-pass"), "are for bench asr"),
-                       (("tts", "--ablate"), "for bench asr and bench echo")):  # fmt: skip
+    for args, said in (
+        (("asr", "--model", "small"), "knows the models tiny.en and base"),
+        (("asr", "--commit-policies", "la2,la3"), "unknown commit policy: la3"),
+        (("asr", "--commit-policies", "hold2", "--second-pass"), "include la2"),
+        (("tts", "--second-pass"), "are for bench asr"),
+        (("tts", "--ablate"), "for bench asr and bench echo"),
+    ):
         manifest = tmp_path / "manifest.jsonl"
         manifest.write_text("")
         result = run_cli("bench", *args, *(("--manifest", str(manifest)) if args[0] == "asr" else ()))

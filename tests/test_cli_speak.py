@@ -23,8 +23,12 @@ TEXT = "The voice starts speaking before the sentence is over, which is the whol
 def speak(*args: str, stdin: str | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "engine", "speak", *args],
-        input=stdin, capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})},
-    )  # fmt: skip
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def test_speak_writes_audio_and_a_report(tmp_path: Path) -> None:

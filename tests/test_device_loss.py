@@ -22,7 +22,8 @@ from engine.audio.devices import AudioDeviceError
 from engine.audio.replay import Replay
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.recorder import INPUT_WAV, REPORT, TRANSCRIPT
-from engine.pipeline.session import SessionListener, ShadowSession, State, WordRecord
+from engine.pipeline.records import SessionListener, State, WordRecord
+from engine.pipeline.session import ShadowSession
 from engine.tts.speaker_check import speak_on
 from tests import virtual_audio as va
 from tests.live_audio import wait_until_listening
@@ -32,7 +33,7 @@ pytestmark = [pytest.mark.audio, pytest.mark.slow]
 RECORDING = "ls_2412-153948-0000"  # 11.7 s: the speaker is still talking when the headset goes
 
 
-def _wait_for(condition, timeout_s: float) -> bool:  # noqa: ANN001
+def _wait_for(condition, timeout_s: float) -> bool:
     deadline = time.monotonic() + timeout_s
     while not condition():
         if time.monotonic() > deadline:
@@ -107,7 +108,7 @@ def test_a_replay_whose_speaker_is_unplugged_ends_saying_so(disposable_audio: va
 
 def test_test_speaker_unplugged_while_it_speaks_names_the_speaker_and_says_what_to_do(
     disposable_audio: va.VirtualAudio, shadow_models
-) -> None:  # fmt: skip
+) -> None:
     unplug = threading.Timer(1.0, disposable_audio.remove_devices)  # the test sentence lasts about 3 s
     unplug.start()
     started = time.monotonic()
@@ -125,9 +126,14 @@ def test_test_speaker_unplugged_while_it_speaks_names_the_speaker_and_says_what_
 
 @pytest.mark.gui
 def test_the_window_says_the_headset_was_unplugged_keeps_the_session_and_hears_it_come_back(
-    qtbot, caplog, disposable_audio: va.VirtualAudio, shadow_models, data_dir: Path, speech_dir: Path,
+    qtbot,
+    caplog,
+    disposable_audio: va.VirtualAudio,
+    shadow_models,
+    data_dir: Path,
+    speech_dir: Path,
     speech_manifest: list[dict],
-) -> None:  # fmt: skip
+) -> None:
     from app.main_window import MainWindow
 
     item = next(e for e in speech_manifest if e["id"] == RECORDING)
@@ -185,8 +191,9 @@ def test_the_command_line_writes_the_report_of_a_session_its_headset_left(
     item = next(e for e in speech_manifest if e["id"] == RECORDING)
     report_path = tmp_path / "report.json"
     command = [sys.executable, "-m", "engine", "shadow", "--live", "--seconds", "60", "--report", str(report_path)]
-    process = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                               env=disposable_audio.env())  # fmt: skip
+    process = subprocess.Popen(
+        command, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=disposable_audio.env()
+    )
     speaker = None
     try:
         lines = wait_until_listening(process)  # models load first; play once the session listens
@@ -213,10 +220,19 @@ def test_the_command_line_playing_a_recording_writes_its_report_when_the_speaker
 ) -> None:
     item = next(e for e in speech_manifest if e["id"] == RECORDING)
     report_path = tmp_path / "report.json"
-    command = [sys.executable, "-m", "engine", "shadow", str(speech_dir / item["wav"]), "--play",
-               "--report", str(report_path)]  # fmt: skip
-    process = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                               env=disposable_audio.env())  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "engine",
+        "shadow",
+        str(speech_dir / item["wav"]),
+        "--play",
+        "--report",
+        str(report_path),
+    ]
+    process = subprocess.Popen(
+        command, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=disposable_audio.env()
+    )
     try:
         # the voice is mid-sentence once the speaker has played a second and a half of it (a fixed 3 s after its
         # stream opened was, on a slow run, before its first word)

@@ -16,7 +16,8 @@ from engine.audio.io import load_audio
 from engine.audio.player import Player
 from engine.metrics.wer import wer
 from engine.pipeline.config import ShadowConfig
-from engine.pipeline.session import ShadowSession, State
+from engine.pipeline.records import State
+from engine.pipeline.session import ShadowSession
 from engine.tts.policies import make_policy
 from engine.tts.speaker_check import speak_on
 from engine.tts.synthesizer import IncrementalSynthesizer, synthesize_text
@@ -27,12 +28,12 @@ pytestmark = [pytest.mark.audio, pytest.mark.slow]
 
 
 @pytest.fixture
-def refuses(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
+def refuses(monkeypatch: pytest.MonkeyPatch):
     """``refuses(rate)``: every device now refuses ``rate``, as a device that runs at one fixed rate does."""
     import sounddevice as sd
 
-    def refusing(check):  # noqa: ANN001, ANN202
-        def checked(*args, samplerate=None, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def refusing(check):
+        def checked(*args, samplerate=None, **kwargs):
             if samplerate is not None and int(samplerate) in refused:
                 raise sd.PortAudioError(f"Invalid sample rate {samplerate}")
             return check(*args, samplerate=samplerate, **kwargs)
@@ -82,9 +83,13 @@ def test_a_speaker_that_refuses_the_voices_rate_plays_it_at_its_own(
 
 
 def test_the_speaker_test_and_a_session_play_on_a_speaker_that_refuses_the_voices_rate(
-    virtual_audio: va.VirtualAudio, refuses, shadow_models, speech_dir: Path, speech_manifest: list[dict],
+    virtual_audio: va.VirtualAudio,
+    refuses,
+    shadow_models,
+    speech_dir: Path,
+    speech_manifest: list[dict],
     tmp_path: Path,
-) -> None:  # fmt: skip
+) -> None:
     """Both drain the player more than once or after its last piece: the resampler's tail is let out once."""
     refuses(shadow_models.voice.sample_rate)
     out = tmp_path / "speaker.wav"

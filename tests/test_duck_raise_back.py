@@ -11,7 +11,7 @@ from engine.audio.sound_server import DUCK_SETTLE_S, Ducker
 RATE = 1000  # one sample a millisecond
 
 
-def _ducker(tmp_path, times: list[float]) -> Ducker:  # noqa: ANN001
+def _ducker(tmp_path, times: list[float]) -> Ducker:
     """A ducker lowered at ``times[0]``, restored at ``times[1]`` (...), the server calls doing nothing."""
     clock = iter(times)  # each change reads the clock once
     now = [0.0]
@@ -21,8 +21,8 @@ def _ducker(tmp_path, times: list[float]) -> Ducker:  # noqa: ANN001
         return now[0]
 
     ducker = Ducker(20.0, state_file=tmp_path / "duck.json", clock=read)
-    ducker._duck = lambda: setattr(ducker, "ducked", True)  # type: ignore[method-assign]  # noqa: SLF001
-    ducker._restore = lambda: setattr(ducker, "ducked", False)  # type: ignore[method-assign]  # noqa: SLF001
+    ducker._duck = lambda: setattr(ducker, "ducked", True)  # type: ignore[method-assign]
+    ducker._restore = lambda: setattr(ducker, "ducked", False)  # type: ignore[method-assign]
     for i, _ in enumerate(times):
         ducker.set(i % 2 == 0)
     return ducker
@@ -49,8 +49,8 @@ def test_a_restore_counts_from_before_it_is_made_and_a_lowering_still_open_is_un
         now[0] += 0.04
         ducker.ducked = False
 
-    ducker._duck = lambda: setattr(ducker, "ducked", True)  # type: ignore[method-assign]  # noqa: SLF001
-    ducker._restore = slow_restore  # type: ignore[method-assign]  # noqa: SLF001
+    ducker._duck = lambda: setattr(ducker, "ducked", True)  # type: ignore[method-assign]
+    ducker._restore = slow_restore  # type: ignore[method-assign]
     ducker.set(True)
     open_block = ducker.raise_back(np.ones(10, np.float32), 2.5, RATE)
     assert np.allclose(open_block, 10.0)  # lowered and not restored yet

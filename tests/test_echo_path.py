@@ -161,8 +161,14 @@ def test_echo_words_are_inserted_words_the_voice_had_just_said() -> None:
     def word(text: str, start: float, speak_end: float | None) -> dict:
         return {"text": text, "source_start_s": start, "source_end_s": start + 0.3, "speak_end_s": speak_end}
 
-    words = [word("the", 0.0, 2.0), word("cat", 0.4, 2.4), word("sat", 0.8, 2.8), word("cat", 2.6, 4.5),
-             word("down", 3.0, 5.0), word("sat", 9.0, 11.0)]  # fmt: skip
+    words = [
+        word("the", 0.0, 2.0),
+        word("cat", 0.4, 2.4),
+        word("sat", 0.8, 2.8),
+        word("cat", 2.6, 4.5),
+        word("down", 3.0, 5.0),
+        word("sat", 9.0, 11.0),
+    ]
     # "cat" heard again 0.2 s after the voice said it: an echo; the last "sat" came 6 s after: not one
     assert echo_words(words, "The cat sat down") == ["cat"]
     assert echo_words(words[:3], "the cat sat") == []

@@ -20,12 +20,28 @@ from engine.metrics.jsonsafe import json_safe
 from engine.pipeline.bench import format_table, run_bench
 
 TWO = ("ls_61-70968-0000", "librivox_ss_0870")  # one without and one with forced-alignment word times
-PLOTS = ("latency_vs_length.png", "time_balance_by_chunk.png", "gen_vs_audio_by_chunk.png", "wer_vs_latency.png",
-         "lag_vs_quality.png", "lag_over_time.png")  # fmt: skip
+PLOTS = (
+    "latency_vs_length.png",
+    "time_balance_by_chunk.png",
+    "gen_vs_audio_by_chunk.png",
+    "wer_vs_latency.png",
+    "lag_vs_quality.png",
+    "lag_over_time.png",
+)
 EVAL_FIELDS = (
-    m.FIRST_AUDIO_S, m.COMPUTE_RATIO, m.TIME_BALANCE, m.UNDERRUNS, m.STARVED_S, m.COMMIT_LATENCY_S,
-    m.WER_COMMITTED, m.WER_OFFLINE, m.EAR_VOICE_LAG_S, m.CHUNK_DELAY_S, m.LAG_DRIFT_S, m.WER_SPOKEN,
-)  # fmt: skip
+    m.FIRST_AUDIO_S,
+    m.COMPUTE_RATIO,
+    m.TIME_BALANCE,
+    m.UNDERRUNS,
+    m.STARVED_S,
+    m.COMMIT_LATENCY_S,
+    m.WER_COMMITTED,
+    m.WER_OFFLINE,
+    m.EAR_VOICE_LAG_S,
+    m.CHUNK_DELAY_S,
+    m.LAG_DRIFT_S,
+    m.WER_SPOKEN,
+)
 
 
 @pytest.fixture
@@ -85,8 +101,13 @@ def test_an_interpreting_soak_scores_each_pass_over_its_recordings() -> None:
     rate = 16000
     source = JoinedRecordings([np.ones(rate, np.float32), np.ones(rate, np.float32)], total_s=10.0, pause_s=1.0)
     entries = [{"translation": "the cat sat on the mat today"}, {"translation": "a dog ran in the park at noon"}]
-    committed = {0: "the cat sat on the mat today".split(), 1: "a dog ran in the park at noon".split(),
-                 2: "the cat sat".split(), 3: "a dog ran in the".split(), 4: ["cat"]}  # fmt: skip
+    committed = {
+        0: "the cat sat on the mat today".split(),
+        1: "a dog ran in the park at noon".split(),
+        2: "the cat sat".split(),
+        3: "a dog ran in the".split(),
+        4: ["cat"],
+    }
     scores = translation_scores(source, committed, entries)
     assert scores["recordings_scored"] == 5 and [p["from_s"] for p in scores["bleu_by_pass"]] == [0.0, 4.0]
     first, second = (p[m.BLEU] for p in scores["bleu_by_pass"])
@@ -173,6 +194,7 @@ def test_bench_shadow_reports_the_evaluation_figures(two_manifest: Path, shadow_
     ],
 )
 def test_eval_bad_input(args: list[str], text: str, tmp_path: Path) -> None:
-    result = subprocess.run([sys.executable, "-m", "engine.cli", *args], capture_output=True, text=True,
-                            timeout=60, cwd=tmp_path)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-m", "engine.cli", *args], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
     assert result.returncode == 2 and text in result.stderr

@@ -62,8 +62,9 @@ def test_main_window_shows_missing_devices_in_the_window(qtbot, monkeypatch) -> 
 
 
 def test_settings_persist_between_windows(qtbot, virtual_audio: va.VirtualAudio) -> None:
-    from app.main_window import KEY_OUTPUT_DEVICE, MainWindow
+    from app.main_window import MainWindow
     from app.settings import app_settings, settings_path
+    from app.widgets.device_box import KEY_OUTPUT_DEVICE
 
     first = MainWindow()
     qtbot.addWidget(first)
@@ -89,8 +90,10 @@ def test_gui_command_writes_a_screenshot(tmp_path: Path) -> None:
     png = tmp_path / "shot.png"
     result = subprocess.run(
         [sys.executable, "-m", "engine", "gui", "--screenshot", str(png)],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     assert QImage(str(png)).width() > 100
 

@@ -35,14 +35,14 @@ class _Always:
     def __init__(self, move: int) -> None:
         self.move, self.name = move, f"always-{move}"
 
-    def decide(self, observation) -> int:  # noqa: ANN001
+    def decide(self, observation) -> int:
         return self.move
 
     def reset(self) -> None:
         pass
 
 
-def _assert_same(a, b) -> None:  # noqa: ANN001
+def _assert_same(a, b) -> None:
     """Two replays spoke alike (the compute charged so far is a growing sum: its last bits may differ)."""
     assert a.lags_s == pytest.approx(b.lags_s, abs=1e-9)
     assert a.underruns == b.underruns

@@ -12,7 +12,8 @@ import pytest
 
 from engine.learned.episodes import save_episodes
 from engine.pipeline.config import ShadowConfig
-from engine.pipeline.session import SessionListener, ShadowSession
+from engine.pipeline.records import SessionListener
+from engine.pipeline.session import ShadowSession
 from engine.tts.learned import agent as agent_module
 from engine.tts.learned.agent import LearnedAgent, PolicyLoadError
 from tests.learned_episodes import constructed
@@ -68,8 +69,11 @@ def test_training_keeps_its_history_checkpoint_curve_and_policy_and_resumes(trai
 def test_training_without_held_back_episodes_says_so(tmp_path) -> None:
     from engine.learned.train import TrainSettings, train
 
-    training_only = [constructed(text, pace_s=pace, delay_s=delay, episode_id=name)
-                     for name, text, pace, delay in EPISODES if name in ("fast", "rain")]  # fmt: skip
+    training_only = [
+        constructed(text, pace_s=pace, delay_s=delay, episode_id=name)
+        for name, text, pace, delay in EPISODES
+        if name in ("fast", "rain")
+    ]
     save_episodes(tmp_path / "episodes.jsonl", training_only)
     with pytest.raises(ValueError, match="2 and 0 episodes"):
         train(TrainSettings(out=tmp_path, iterations=1, workers=1, record=False), progress=lambda line: None)
@@ -79,9 +83,14 @@ def _fake_results(rng: np.random.Generator, n: int = 40) -> list[dict]:
     from engine.tts.learned.moves import N_MOVE_FEATURES
 
     moves = rng.integers(0, 2, n)
-    return [{"observations": rng.random((n, N_MOVE_FEATURES)).astype(np.float32), "moves": moves,
-             "log_probs": np.log(np.where(moves == 1, 0.15, 0.85)).astype(np.float32),
-             "costs": rng.random(n) * (1 + moves)}]  # fmt: skip
+    return [
+        {
+            "observations": rng.random((n, N_MOVE_FEATURES)).astype(np.float32),
+            "moves": moves,
+            "log_probs": np.log(np.where(moves == 1, 0.15, 0.85)).astype(np.float32),
+            "costs": rng.random(n) * (1 + moves),
+        }
+    ]
 
 
 @pytest.mark.parametrize("held_back_gets", ["worse", "better"])
@@ -96,8 +105,14 @@ def test_an_update_that_worsens_the_held_back_return_is_rejected(held_back_gets)
     before = {k: v.clone() for k, v in model.state_dict().items()}
     optimizer_before = json.dumps(optimizer.state_dict()["state"], default=str)
     tried = -1.2 if held_back_gets == "worse" else -0.9
-    kept, got, stats = guarded_update(model, optimizer, _fake_results(np.random.default_rng(0)),
-                                      TrainSettings(out=None), lambda weights: tried, kept_return=-1.0)  # type: ignore[arg-type]  # fmt: skip
+    kept, got, stats = guarded_update(
+        model,
+        optimizer,
+        _fake_results(np.random.default_rng(0)),
+        TrainSettings(out=None),
+        lambda weights: tried,
+        kept_return=-1.0,
+    )  # type: ignore[arg-type]
     assert got == tried and stats["decisions"] == 40
     unchanged = all(torch.equal(before[k], v) for k, v in model.state_dict().items())
     assert kept is (held_back_gets == "better")
@@ -123,8 +138,9 @@ def test_the_onnx_policy_equals_the_torch_policy_on_recorded_states(trained, sha
             parameter.add_(torch.randn_like(parameter) * 0.5)
         model.policy[4].bias.zero_()
     policy = NumpyPolicy(numpy_weights(model))
-    outcome = replay(constructed(), SamplingAgent(policy, np.random.default_rng(0)), CachedVoice(shadow_models.voice,
-                     modelled=True))  # fmt: skip
+    outcome = replay(
+        constructed(), SamplingAgent(policy, np.random.default_rng(0)), CachedVoice(shadow_models.voice, modelled=True)
+    )
     states = np.asarray(outcome.observations, np.float32)
     assert len(states) > 5
     from engine.learned.export import export_onnx
@@ -222,8 +238,12 @@ def test_bench_shadow_compares_voice_policies_in_one_run(tmp_path, speech_manife
     item = next(e for e in speech_manifest if e["id"] == "vctk_p225_002")
     manifest = tmp_path / "manifest.jsonl"
     manifest.write_text(json.dumps({**item, "wav": str(speech_dir / item["wav"])}) + "\n")
-    assert cli.main(["bench", "shadow", "--manifest", str(manifest), "--policies", "lookahead-1,learned,wait-2-steps",
-                     "--json"]) == 0  # fmt: skip
+    assert (
+        cli.main(
+            ["bench", "shadow", "--manifest", str(manifest), "--policies", "lookahead-1,learned,wait-2-steps", "--json"]
+        )
+        == 0
+    )
     report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     runs = report["runs"]
     assert list(runs) == ["lookahead-1", "learned", "wait-2-steps"]

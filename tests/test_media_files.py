@@ -19,8 +19,23 @@ ENCODINGS = {
     "mp3": ["-c:a", "libmp3lame", "-b:a", "96k"],
     "m4a": ["-c:a", "aac", "-b:a", "96k"],
     "opus": ["-c:a", "libopus", "-b:a", "48k"],
-    "mp4": ["-f", "lavfi", "-i", "color=c=navy:s=160x120:r=10", "-map", "1:v", "-map", "0:a", "-shortest",
-            "-c:v", "mpeg4", "-c:a", "aac", "-b:a", "96k"],  # fmt: skip
+    "mp4": [
+        "-f",
+        "lavfi",
+        "-i",
+        "color=c=navy:s=160x120:r=10",
+        "-map",
+        "1:v",
+        "-map",
+        "0:a",
+        "-shortest",
+        "-c:v",
+        "mpeg4",
+        "-c:a",
+        "aac",
+        "-b:a",
+        "96k",
+    ],
 }
 MAX_TIME_ERROR_S = 0.05  # the issue's bound on a figure of the same recording in another format
 
@@ -166,8 +181,22 @@ def test_the_command_exports_a_video_sources_attempt_for_praat_and_elan(
     attempt = tmp_path / "attempt.m4a"
     _ffmpeg("-i", str(encoded["wav"]), "-af", "adelay=800", *ENCODINGS["m4a"], str(attempt))
     out, report_path = tmp_path / "export", tmp_path / "report.json"
-    assert cli.main(["practice", str(encoded["mp4"]), "--voice", str(attempt), "--export", str(out), "--no-history",
-                     "--report", str(report_path)]) == cli.EXIT_OK  # fmt: skip
+    assert (
+        cli.main(
+            [
+                "practice",
+                str(encoded["mp4"]),
+                "--voice",
+                str(attempt),
+                "--export",
+                str(out),
+                "--no-history",
+                "--report",
+                str(report_path),
+            ]
+        )
+        == cli.EXIT_OK
+    )
     report = json.loads(report_path.read_text(encoding="utf-8"))
     grid = textgrid.openTextgrid(str(out / "talk_mp4.TextGrid"), includeEmptyIntervals=False)
     assert grid.tierNames == ("source", "attempt", "mark", "evs")
@@ -200,8 +229,9 @@ def test_shadowing_every_format_commits_the_words_of_the_wav_at_its_times(
         report = run(encoded[kind])
         keys = [normalize_token(w["text"]) for w in report["words"]]
         assert keys == [normalize_token(w["text"]) for w in base["words"]], kind  # a comma may be a full stop
-        moved = [abs(a["source_end_s"] - b["source_end_s"])
-                 for a, b in zip(base["words"], report["words"], strict=True)]  # fmt: skip
+        moved = [
+            abs(a["source_end_s"] - b["source_end_s"]) for a, b in zip(base["words"], report["words"], strict=True)
+        ]
         assert float(np.median(moved)) <= MAX_TIME_ERROR_S, (kind, moved)
         # (the voice's lag is not compared: timed on the compute-aware clock it moved 0.03 s between two runs of the
         # WAV, and the MP3's "antecedents." for the WAV's "antecedents," moved it 0.21 s: a full stop ends a sentence)

@@ -33,8 +33,15 @@ def blas_threads(package: str, env_value: str | None) -> str:
     env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
     if env_value is not None:
         env["OPENBLAS_NUM_THREADS"] = env_value
-    done = subprocess.run([sys.executable, "-c", PROBE.format(package=package)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE.format(package=package)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     return done.stdout.strip()
 
 

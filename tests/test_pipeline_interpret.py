@@ -165,8 +165,10 @@ def test_the_cli_names_a_bad_language(speech_xx_dir: Path, capsys: pytest.Captur
 def test_nothing_is_spoken_on_a_minute_of_silence_or_noise(source: str, tmp_path: Path) -> None:
     rng = np.random.default_rng(1)
     minute = 60 * 16000
-    for name, audio in {"silence": np.zeros(minute, np.float32),
-                        "noise": (0.01 * rng.standard_normal(minute)).astype(np.float32)}.items():  # fmt: skip
+    for name, audio in {
+        "silence": np.zeros(minute, np.float32),
+        "noise": (0.01 * rng.standard_normal(minute)).astype(np.float32),
+    }.items():
         wav = tmp_path / f"{name}.wav"
         soundfile.write(wav, audio, 16000)
         report = shadow_file(wav, ShadowConfig(translate_from=source), speech_chain=False)
@@ -181,8 +183,7 @@ def test_eval_on_a_translation_manifest_scores_bleu_and_lagging(speech_xx_dir: P
     two = [{**e, "wav": str(speech_xx_dir / e["wav"])} for e in entries if e["id"] in ids]
     manifest.write_text("".join(json.dumps(e) + "\n" for e in two))
     out = tmp_path / "eval"
-    assert cli.main(["eval", str(manifest), "--out", str(out), "--tts-policies", "lookahead-1", "--commit",
-                     "la2"]) == 0  # fmt: skip
+    assert cli.main(["eval", str(manifest), "--out", str(out), "--tts-policies", "lookahead-1", "--commit", "la2"]) == 0
     report = json.loads((out / "report.json").read_text())
     assert report["eval"] == "interpret" and list(report["results"]) == ["lookahead-1+la2"]
     figures = report["results"]["lookahead-1+la2"]
@@ -221,11 +222,23 @@ def test_live_interpreting_from_the_virtual_microphone(speech_xx_dir: Path, tmp_
     speaker in English."""
     entry = _first(speech_xx_dir, "es")
     report_path, heard = tmp_path / "report.json", tmp_path / "speaker.wav"
-    command = [sys.executable, "-m", "engine", "shadow", "--live", "--translate-from", "es", "--seconds", "16",
-               "--report", str(report_path)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "engine",
+        "shadow",
+        "--live",
+        "--translate-from",
+        "es",
+        "--seconds",
+        "16",
+        "--report",
+        str(report_path),
+    ]
     with virtual_audio.record_speaker(heard, rate=22050):
-        process = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
-                                   env=virtual_audio.env())  # fmt: skip
+        process = subprocess.Popen(
+            command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=virtual_audio.env()
+        )
         try:
             lines = wait_until_listening(process)  # models load first; play once the session listens
             assert process.stderr is not None

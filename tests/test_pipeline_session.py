@@ -24,7 +24,8 @@ from engine.metrics.wer import normalize_for_wer, wer
 from engine.pipeline import session as session_module
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.recorder import INPUT_WAV, METRICS, OUTPUT_WAV, REPORT, TRANSCRIPT
-from engine.pipeline.session import SessionListener, ShadowSession, State
+from engine.pipeline.records import SessionListener, State
+from engine.pipeline.session import ShadowSession
 from engine.pipeline.shadow import shadow_file
 from engine.tts.worker import MAX_WAIT_S
 
@@ -85,10 +86,10 @@ def test_a_sentence_start_followed_by_a_pause_is_spoken_before_the_speaker_goes_
 def test_file_session_speaks_every_committed_word(shadow_models, speech_manifest, speech_dir, tmp_path) -> None:
     item = _entry(speech_manifest, SHORT)
     session = ShadowSession(ShadowConfig(), shadow_models, record_dir=tmp_path / "rec")
-    session.trimmer.every_s = 0.0  # give freed memory back at every recognizer step (every 10 s by default)
+    session.flow.trimmer.every_s = 0.0  # give freed memory back at every recognizer step (every 10 s by default)
     report = session.run_file(load_audio(speech_dir / item["wav"])).report()
     assert session.state == State.DONE and session.error is None
-    assert session.trimmer.trims > 0 or not session.trimmer.available
+    assert session.flow.trimmer.trims > 0 or not session.flow.trimmer.available
     assert session.asr_run is not None and session.asr_run.committed == []  # the session keeps its own records
     assert wer(item["text"], report["committed_text"]) < 0.3
     assert report["spoken_text"] == report["committed_text"]  # nothing lost between ASR and the voice
@@ -130,7 +131,7 @@ class _StopAfterFirstWords(SessionListener):
         self.committed = 0
         self.states: list[State] = []
 
-    def on_committed(self, words) -> None:  # noqa: ANN001
+    def on_committed(self, words) -> None:
         self.committed += len(words)
         if self.session is not None:
             self.session.stop()
@@ -160,7 +161,7 @@ def test_cancel_stops_at_once_and_keeps_the_recording(shadow_models, speech_mani
     done = threading.Event()
 
     class Cancel(SessionListener):
-        def on_spoken(self, words) -> None:  # noqa: ANN001
+        def on_spoken(self, words) -> None:
             if not done.is_set():
                 done.set()
                 session.cancel()
@@ -243,11 +244,28 @@ def test_shadow_command_writes_the_voice_and_the_report(speech_dir, speech_manif
     item = _entry(speech_manifest, SHORT)
     out, report_path = tmp_path / "out.wav", tmp_path / "report.json"
     result = subprocess.run(
-        [sys.executable, "-m", "engine.cli", "shadow", str(speech_dir / item["wav"]), "--out", str(out),
-         "--report", str(report_path), "--simulate", "--preset", "best-voice", "--k", "3",
-         "--record", str(tmp_path / "rec")],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "engine.cli",
+            "shadow",
+            str(speech_dir / item["wav"]),
+            "--out",
+            str(out),
+            "--report",
+            str(report_path),
+            "--simulate",
+            "--preset",
+            "best-voice",
+            "--k",
+            "3",
+            "--record",
+            str(tmp_path / "rec"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr
     report = json.loads(report_path.read_text())
     assert report["config"]["mode"] == "simulate" and report[m.EAR_VOICE_LAG_S]["n"] > 10
@@ -318,8 +336,7 @@ def test_a_live_session_with_the_echo_canceller_hears_the_speaker_and_plays_on_a
     track as it begins playing, every microphone block goes through the canceller, and the speaker is kept."""
     item = _entry(speech_manifest, SHORT)
     capture = _PacedMicrophone(load_audio(speech_dir / item["wav"]))
-    session = ShadowSession(ShadowConfig(echo_guard="cancel"), shadow_models,
-                            record_dir=tmp_path / "rec")  # fmt: skip
+    session = ShadowSession(ShadowConfig(echo_guard="cancel"), shadow_models, record_dir=tmp_path / "rec")
     session.start_live(capture)
     deadline = time.monotonic() + 60
     while capture.position < len(capture.blocks) and time.monotonic() < deadline:

@@ -12,7 +12,8 @@ from engine.metrics import names as m
 from engine.metrics.wer import word_errors
 from engine.pipeline import session as session_module
 from engine.pipeline.config import ShadowConfig
-from engine.pipeline.session import ShadowSession, State
+from engine.pipeline.records import State
+from engine.pipeline.session import ShadowSession
 from tests.machine_speed import reference_slowdowns
 
 pytestmark = pytest.mark.slow
@@ -52,7 +53,7 @@ def test_fast_speech_joined_without_pauses_keeps_the_lag_bounded(shadow_models, 
 class _CountingClock(SimulatedClock):
     made: list[_CountingClock] = []
 
-    def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
+    def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.measured_s = 0.0
         _CountingClock.made.append(self)

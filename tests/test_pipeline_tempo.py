@@ -11,7 +11,8 @@ from engine.audio.resample import resample
 from engine.eval.stress import tempo
 from engine.metrics.wer import corpus_wer
 from engine.pipeline.config import ShadowConfig
-from engine.pipeline.session import ShadowSession, State
+from engine.pipeline.records import State
+from engine.pipeline.session import ShadowSession
 from engine.tts.policies import make_policy
 from engine.tts.synthesizer import IncrementalSynthesizer, synthesize_text
 
@@ -21,14 +22,14 @@ RECORDING = "ls_2412-153948-0000"  # 11.7 s of read speech, 33 words
 FASTER = 1.3
 
 
-def _report(models, audio) -> dict:  # noqa: ANN001
+def _report(models, audio) -> dict:
     session = ShadowSession(ShadowConfig(), models)
     report = session.run_file(audio).report()
     assert session.state == State.DONE
     return report
 
 
-def test_a_faster_speaker_is_measured_faster_and_the_voice_keeps_pace(shadow_models, speech_manifest, speech_dir):  # noqa: ANN001
+def test_a_faster_speaker_is_measured_faster_and_the_voice_keeps_pace(shadow_models, speech_manifest, speech_dir):
     entry = next(e for e in speech_manifest if e["id"] == RECORDING)
     audio = load_audio(speech_dir / entry["wav"])
     normal = _report(shadow_models, audio)["catch_up"]
@@ -49,7 +50,7 @@ def test_a_faster_speaker_is_measured_faster_and_the_voice_keeps_pace(shadow_mod
 UNDERSTOOD = ("ls_61-70968-0000", "ls_1995-1837-0001", "ljspeech_LJ001-0001", "ljspeech_LJ001-0005")
 
 
-def _voice_wer(models, texts: list[str], rate: float) -> float:  # noqa: ANN001
+def _voice_wer(models, texts: list[str], rate: float) -> float:
     """The recognizer's word error rate on the voice reading ``texts`` at ``rate`` (the machine speech chain)."""
     voice = models.voice
     hypotheses = []
@@ -65,7 +66,7 @@ def _voice_wer(models, texts: list[str], rate: float) -> float:  # noqa: ANN001
     return corpus_wer(texts, hypotheses)
 
 
-def test_the_voice_at_its_fastest_catch_up_is_understood_nearly_as_well(shadow_models, speech_manifest):  # noqa: ANN001
+def test_the_voice_at_its_fastest_catch_up_is_understood_nearly_as_well(shadow_models, speech_manifest):
     """At the catch-up cap the recognizer understands the voice nearly as well as at its own rate. A machine listener
     is more tolerant of fast speech than a person (on these read sentences tiny.en scored 0.05 at 1, 0.09 at 1.4, 2
     and 2.5, 0.26 at 3), so this only guards against a cap no one could follow; the cap itself was chosen on harder
@@ -79,12 +80,12 @@ def test_the_voice_at_its_fastest_catch_up_is_understood_nearly_as_well(shadow_m
     assert wers[3.0] > wers[cap] + 0.1, wers
 
 
-def test_a_session_leaves_the_voice_at_its_configured_rate(shadow_models, speech_manifest, speech_dir, monkeypatch):  # noqa: ANN001
+def test_a_session_leaves_the_voice_at_its_configured_rate(shadow_models, speech_manifest, speech_dir, monkeypatch):
     """The loaded voice outlives the session (the next one, "Test speaker"): a session that ended catching up must
     not leave it speaking faster."""
-    from engine.pipeline import session as session_module
+    from engine.pipeline import word_flow
 
-    monkeypatch.setattr(session_module, "catch_up_rate", lambda *args: 1.25)  # every piece catches up
+    monkeypatch.setattr(word_flow, "catch_up_rate", lambda *args: 1.25)  # every piece catches up
     entry = next(e for e in speech_manifest if e["id"] == "vctk_p225_002")
     config = ShadowConfig(voice_rate=0.9)
     report = ShadowSession(config, shadow_models).run_file(load_audio(speech_dir / entry["wav"])).report()

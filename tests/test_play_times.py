@@ -76,9 +76,18 @@ def test_the_speakers_monitor_hears_each_burst_when_the_player_says_session_afte
     A monitor hears what its sink renders, ahead of the sink's own latency: a listener at 10 ms (as an echo path
     through ``module-loopback`` is) keeps that latency short, so the monitor hears what plays when it plays."""
     listener_10ms = subprocess.Popen(
-        ["parec", f"--device={va.SPEAKER_MONITOR}", "--latency-msec=10", "--format=s16le", "--channels=1",
-         "--rate=8000"], env=virtual_audio.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            "parec",
+            f"--device={va.SPEAKER_MONITOR}",
+            "--latency-msec=10",
+            "--format=s16le",
+            "--channels=1",
+            "--rate=8000",
+        ],
+        env=virtual_audio.env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         virtual_audio.wait_for_recording_stream(listener_10ms)
         lags = [_burst_lag_ms(trial) for trial in range(3)]

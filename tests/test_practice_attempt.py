@@ -83,8 +83,11 @@ def test_a_delayed_attempt_has_every_evs_one_second_later(machine_attempt, tmp_p
     _save(delayed, np.concatenate([np.zeros(SAMPLE_RATE, np.float32), audio]), SAMPLE_RATE)
     report = practice_file(machine_attempt["source"], delayed, backend=machine_attempt["backend"])
     before = {round(w["source_end_s"], 3): w["evs_s"] for w in machine_attempt["report"]["evs_s"]["per_word"]}
-    moved = [w["evs_s"] - before[round(w["source_end_s"], 3)] for w in report["evs_s"]["per_word"]
-             if round(w["source_end_s"], 3) in before]  # fmt: skip
+    moved = [
+        w["evs_s"] - before[round(w["source_end_s"], 3)]
+        for w in report["evs_s"]["per_word"]
+        if round(w["source_end_s"], 3) in before
+    ]
     assert len(moved) >= 0.9 * len(before) and float(np.median(moved)) == pytest.approx(1.0, abs=0.05)
     # told when it began, the same attempt scores as the undelayed one
     told = practice_file(machine_attempt["source"], delayed, offset_s=-1.0, backend=machine_attempt["backend"])
@@ -124,14 +127,18 @@ def test_words_cut_out_of_the_attempt_are_missed(machine_attempt, tmp_path: Path
     said = [_scored(w, machine_attempt["report"]) == "said" for w in words]
     first = next(i for i in range(len(words) // 3, len(words) - 4) if all(said[i : i + 4]))
     middle = words[first : first + 4]  # four words the machine spoke and the scorer heard, cut by their play times
-    audio = _cut(load_audio(machine_attempt["attempt"]), middle[0]["speak_start_s"] - 0.02,
-                 middle[-1]["speak_end_s"] + 0.02)  # fmt: skip
+    audio = _cut(
+        load_audio(machine_attempt["attempt"]), middle[0]["speak_start_s"] - 0.02, middle[-1]["speak_end_s"] + 0.02
+    )
     cut = tmp_path / "cut.wav"
     _save(cut, audio, SAMPLE_RATE)
     report = practice_file(machine_attempt["source"], cut, backend=machine_attempt["backend"])
     said_before = {w["source_end_s"] for w in machine_attempt["report"]["words"] if w["mark"] == "said"}
-    lost = [w["source"] for w in report["words"] if w["mark"] in ("missed", "substituted")
-            and w["source_end_s"] in said_before]  # fmt: skip
+    lost = [
+        w["source"]
+        for w in report["words"]
+        if w["mark"] in ("missed", "substituted") and w["source_end_s"] in said_before
+    ]
     # the cut words are lost; a cut mid-sentence can also cost the recognizer a neighbour or two ("antecedents. Nor"
     # came out "and to sedence. Or" once)
     cut_keys = [normalize_token(w["text"]) for w in middle]
@@ -149,8 +156,11 @@ def test_a_pause_inserted_in_the_attempt_adds_its_length_to_the_evs_after_it(mac
     audio = load_audio(machine_attempt["attempt"])
     split = int((at["speak_end_s"] + 0.01) * SAMPLE_RATE)
     paused = tmp_path / "paused.wav"
-    _save(paused, np.concatenate([audio[:split], np.zeros(int(gap_s * SAMPLE_RATE), np.float32), audio[split:]]),
-               SAMPLE_RATE)  # fmt: skip
+    _save(
+        paused,
+        np.concatenate([audio[:split], np.zeros(int(gap_s * SAMPLE_RATE), np.float32), audio[split:]]),
+        SAMPLE_RATE,
+    )
     report = practice_file(machine_attempt["source"], paused, backend=machine_attempt["backend"])
     before = {round(w["source_end_s"], 3): w["evs_s"] for w in machine_attempt["report"]["evs_s"]["per_word"]}
     after_pause = [
@@ -158,8 +168,11 @@ def test_a_pause_inserted_in_the_attempt_adds_its_length_to_the_evs_after_it(mac
         for w in report["evs_s"]["per_word"]
         if w["source_end_s"] > at["source_end_s"] + 0.05 and round(w["source_end_s"], 3) in before
     ]
-    early = [w["evs_s"] - before[round(w["source_end_s"], 3)] for w in report["evs_s"]["per_word"]
-             if w["source_end_s"] < at["source_end_s"] - 0.05 and round(w["source_end_s"], 3) in before]  # fmt: skip
+    early = [
+        w["evs_s"] - before[round(w["source_end_s"], 3)]
+        for w in report["evs_s"]["per_word"]
+        if w["source_end_s"] < at["source_end_s"] - 0.05 and round(w["source_end_s"], 3) in before
+    ]
     assert after_pause and float(np.median(after_pause)) == pytest.approx(gap_s, abs=0.1)
     assert early and float(np.median(early)) == pytest.approx(0.0, abs=0.1)
 
@@ -182,12 +195,20 @@ def test_the_command_prints_the_score_and_writes_the_report(
     from engine.cli import main
 
     out = tmp_path / "practice.json"
-    code = main(["practice", str(machine_attempt["source"]), "--voice", str(machine_attempt["attempt"]),
-                 "--report", str(out)])  # fmt: skip
+    code = main(
+        ["practice", str(machine_attempt["source"]), "--voice", str(machine_attempt["attempt"]), "--report", str(out)]
+    )
     assert code == 0
     report = json.loads(out.read_text())
-    for key in ("evs_s", "accuracy", "missed_words", "added_words", "substituted_words", "rate_ratio",
-                "longest_lost_s"):  # fmt: skip
+    for key in (
+        "evs_s",
+        "accuracy",
+        "missed_words",
+        "added_words",
+        "substituted_words",
+        "rate_ratio",
+        "longest_lost_s",
+    ):
         assert key in report
     assert "ear-voice span: median" in capsys.readouterr().out
     assert main(["practice", str(machine_attempt["source"]), "--history"]) == 0  # the attempt was kept
@@ -252,8 +273,9 @@ def test_an_interpreting_attempt_is_timed_per_sentence_and_scored_with_chrf(
     lead = np.zeros(source_audio.size + SAMPLE_RATE, np.float32)  # the person waits 1 s after the source ends
     attempt = tmp_path / "attempt.wav"
     _save(attempt, np.concatenate([lead, voice]), SAMPLE_RATE)
-    report = interpret_practice_file(source, attempt, "es", translator=load_translator("es"),
-                                     english=load_recognizer("en"))  # fmt: skip
+    report = interpret_practice_file(
+        source, attempt, "es", translator=load_translator("es"), english=load_recognizer("en")
+    )
     expected = source_audio.size / SAMPLE_RATE + 1.0 + voice_end_s - speech_end_s
     lag = report["sentence_lag_s"]
     assert report["chrf_against"] == "reference translation" and report["chrf"] >= 60, report["attempt_text"]

@@ -36,11 +36,15 @@ def _entry(speech_manifest: list[dict]) -> dict:
 
 def _play(audio: va.VirtualAudio, wav: Path) -> subprocess.Popen:
     """Another application playing on this computer's (virtual) speaker."""
-    return subprocess.Popen(["paplay", f"--device={va.SPEAKER_SINK}", str(wav)], env=audio.env(),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    return subprocess.Popen(
+        ["paplay", f"--device={va.SPEAKER_SINK}", str(wav)],
+        env=audio.env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
 
 
-def _practise(session: HeardPracticeSession, play) -> list:  # noqa: ANN001
+def _practise(session: HeardPracticeSession, play) -> list:
     """Start, let ``play()`` start the players once the session hears, snapshot every 0.2 s until they end, then
     ``AFTER_S`` more, and stop."""
     session.prepare()
@@ -70,9 +74,18 @@ def test_the_sound_heard_also_on_the_microphone_has_an_ear_voice_span_of_zero(
     source = speech_dir / entry["wav"]
     virtual_audio.pactl("set-default-source", va.SPEAKER_MONITOR)
     listener = subprocess.Popen(  # the monitor delivering as a device does (test_practice_live)
-        ["parec", f"--device={va.SPEAKER_MONITOR}", "--latency-msec=10", "--format=s16le", "--channels=1",
-         "--rate=8000"], env=virtual_audio.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            "parec",
+            f"--device={va.SPEAKER_MONITOR}",
+            "--latency-msec=10",
+            "--format=s16le",
+            "--channels=1",
+            "--rate=8000",
+        ],
+        env=virtual_audio.env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         session = HeardPracticeSession("system", record_dir=tmp_path / "rec")
         snaps = _practise(session, lambda: [_play(virtual_audio, source)])
@@ -137,8 +150,11 @@ def test_interpreting_this_computers_sound_is_timed_per_sentence_against_the_tra
     from engine.asr.vad import SileroVad, speech_flags
     from engine.cli import main
 
-    entry = next(json.loads(line) for line in (speech_xx_dir / "manifest.jsonl").read_text().splitlines()
-                 if '"cv_es_19599961"' in line)  # fmt: skip
+    entry = next(
+        json.loads(line)
+        for line in (speech_xx_dir / "manifest.jsonl").read_text().splitlines()
+        if '"cv_es_19599961"' in line
+    )
     source = speech_xx_dir / entry["wav"]
     spoken = tmp_path / "spoken.wav"
     assert main(["speak", entry["translation"].lower(), "--out", str(spoken)]) == 0
@@ -171,9 +187,13 @@ def test_interpreting_this_computers_sound_is_timed_per_sentence_against_the_tra
 
 
 def test_the_command_hears_this_computers_sound_until_ctrl_c_and_keeps_the_attempt(
-    virtual_audio: va.VirtualAudio, speech_dir: Path, speech_manifest: list[dict], tmp_path: Path, data_dir: Path,
+    virtual_audio: va.VirtualAudio,
+    speech_dir: Path,
+    speech_manifest: list[dict],
+    tmp_path: Path,
+    data_dir: Path,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     from engine import cli
     from engine.practice import history
 
@@ -181,8 +201,14 @@ def test_the_command_hears_this_computers_sound_until_ctrl_c_and_keeps_the_attem
     command = [sys.executable, "-m", "engine", "practice", "--hear", "system", "--json"]
     env = {**virtual_audio.env(), "LIVESHADOW_DATA_DIR": str(data_dir)}
     # started with SIGINT ignored, as a shell's background job is: Ctrl+C must still end the session
-    process = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))  # fmt: skip
+    process = subprocess.Popen(
+        command,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
     players: list[subprocess.Popen] = []
     try:
         assert process.stderr is not None

@@ -30,17 +30,28 @@ def _timed(text: str, start_s: float, step_s: float = 0.4) -> list[Word]:
 
 
 def test_a_rendering_is_cut_at_its_sentence_ends_and_its_pauses() -> None:
-    said = [Word("hola", 1.0, 1.3), Word("amigos.", 1.4, 1.8), Word("esto", 2.0, 2.2), Word("es.", 2.3, 2.4),
-            Word("todo", 3.5, 3.9), Word("bien", 4.0, 4.2)]  # fmt: skip
+    said = [
+        Word("hola", 1.0, 1.3),
+        Word("amigos.", 1.4, 1.8),
+        Word("esto", 2.0, 2.2),
+        Word("es.", 2.3, 2.4),
+        Word("todo", 3.5, 3.9),
+        Word("bien", 4.0, 4.2),
+    ]
     assert [[w.text for w in r] for r in renderings(said)] == [["hola", "amigos."], ["esto", "es."], ["todo", "bien"]]
     unpunctuated = [Word(w.text.strip("."), w.start_s, w.end_s) for w in said]  # cut at its pauses only
-    assert [[w.text for w in r] for r in renderings(unpunctuated)] == [["hola", "amigos", "esto", "es"],
-                                                                      ["todo", "bien"]]  # fmt: skip
+    assert [[w.text for w in r] for r in renderings(unpunctuated)] == [
+        ["hola", "amigos", "esto", "es"],
+        ["todo", "bien"],
+    ]
 
 
 def test_renderings_are_matched_with_the_sentences_in_order_by_length_and_after_them() -> None:
-    source = [_timed("this seems sensible, does it not?", 0.0), _timed("he ran two races.", 3.0),
-              _timed("people write on screens.", 5.0)]  # fmt: skip
+    source = [
+        _timed("this seems sensible, does it not?", 0.0),
+        _timed("he ran two races.", 3.0),
+        _timed("people write on screens.", 5.0),
+    ]
     # the first sentence rendered in two, its tail after the second sentence's end; "¿no?" alone would be far too
     # short for the second, which is rendered next
     said = _timed("esto parece tener sentido verdad.", 2.6) + _timed("¿no?", 5.6)
@@ -115,14 +126,29 @@ def test_an_english_talk_interpreted_into_spanish_is_timed_per_sentence_and_scor
     assert report["chrf"] > 50 and report["chrf_against"] == "the reference translation (es)"
     # without the reference beside it: the lags, no quality figure, and the summary says so
     (folder / "talk.es.txt").unlink()
-    command = [sys.executable, "-m", "engine", "practice", str(folder / "talk.wav"), "--interpret", "--into", "es",
-               "--voice", str(folder / "rendering.wav"), "--no-history"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "engine",
+        "practice",
+        str(folder / "talk.wav"),
+        "--interpret",
+        "--into",
+        "es",
+        "--voice",
+        str(folder / "rendering.wav"),
+        "--no-history",
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "you (es):" in done.stdout and "no reference translation in es" in done.stdout
     assert f"({len(IDS)} of {len(IDS)} sentences)" in done.stdout
-    bad = subprocess.run(command[:-3] + ["--into", "xx", "--voice", str(folder / "rendering.wav")],
-                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    bad = subprocess.run(
+        command[:-3] + ["--into", "xx", "--voice", str(folder / "rendering.wav")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 2 and "does not transcribe 'xx'" in bad.stderr
 
 
@@ -145,8 +171,15 @@ def test_interpreting_the_talk_into_spanish_live_scores_as_the_kept_files_offlin
     if not (folder / "talk.es.txt").is_file():  # the test above took it away
         (folder / "talk.es.txt").write_text(" ".join(talk["entries"][i]["text"] for i in IDS), encoding="utf-8")
     spanish = load_recognizer("es")
-    session = PracticeSession(folder / "talk.wav", "en", record_dir=tmp_path / "rec", backend=spanish,
-                              pace_setter=False, interpret=True, into="es")  # fmt: skip
+    session = PracticeSession(
+        folder / "talk.wav",
+        "en",
+        record_dir=tmp_path / "rec",
+        backend=spanish,
+        pace_setter=False,
+        interpret=True,
+        into="es",
+    )
     session.prepare()
     va.practise_with(session, virtual_audio, folder / "rendering.wav", timeout_s=150)
     report = session.report
@@ -154,8 +187,12 @@ def test_interpreting_the_talk_into_spanish_live_scores_as_the_kept_files_offlin
     kept = interpret_into_file(folder / "talk.wav", tmp_path / "rec" / ATTEMPT_FILE, "es", person_recognizer=spanish)
     alone = interpret_into_file(folder / "talk.wav", folder / "rendering.wav", "es", person_recognizer=spanish)
     _, lag = va.aligned_correlation(load_audio(tmp_path / "rec" / ATTEMPT_FILE), load_audio(folder / "rendering.wav"))
-    rows = zip(report["sentence_lag_s"]["per_sentence"], kept["sentence_lag_s"]["per_sentence"],
-               alone["sentence_lag_s"]["per_sentence"], strict=True)  # fmt: skip
+    rows = zip(
+        report["sentence_lag_s"]["per_sentence"],
+        kept["sentence_lag_s"]["per_sentence"],
+        alone["sentence_lag_s"]["per_sentence"],
+        strict=True,
+    )
     for live, offline, file in rows:
         assert abs(live["lag_s"] - offline["lag_s"]) < 0.05, (live, offline)
         assert abs(live["lag_s"] - (file["lag_s"] + lag / RATE)) < MAX_LAG_ERROR_S, (live, file, lag / RATE)

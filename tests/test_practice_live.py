@@ -36,7 +36,7 @@ def _source(speech_dir: Path, speech_manifest: list[dict]) -> Path:
     return speech_dir / next(e for e in speech_manifest if e["id"] == SOURCE_ID)["wav"]
 
 
-def _run(session: PracticeSession, on_playing=None) -> list:  # noqa: ANN001
+def _run(session: PracticeSession, on_playing=None) -> list:
     """Start, call ``on_playing`` once the source is heard, take a snapshot every 0.2 s until the end."""
     session.prepare()
     session.start()
@@ -69,9 +69,18 @@ def test_the_speaker_heard_as_the_microphone_has_an_ear_voice_span_of_zero(
     virtual_audio.pactl("set-default-source", va.SPEAKER_MONITOR)
     # a listener at 10 ms keeps the monitor delivering as a device does (test_play_times), not in late bursts
     listener = subprocess.Popen(
-        ["parec", f"--device={va.SPEAKER_MONITOR}", "--latency-msec=10", "--format=s16le", "--channels=1",
-         "--rate=8000"], env=virtual_audio.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            "parec",
+            f"--device={va.SPEAKER_MONITOR}",
+            "--latency-msec=10",
+            "--format=s16le",
+            "--channels=1",
+            "--rate=8000",
+        ],
+        env=virtual_audio.env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         session = PracticeSession(source, record_dir=tmp_path / "rec", backend=practice_backend)
         deadline[0] = time.monotonic() + 120
@@ -135,9 +144,13 @@ def test_a_delayed_attempt_on_the_microphone_scores_as_the_same_files_offline(
 
 
 def test_the_command_plays_the_source_scores_the_person_and_keeps_the_recording(
-    virtual_audio: va.VirtualAudio, speech_dir: Path, speech_manifest: list[dict], tmp_path: Path, data_dir: Path,
+    virtual_audio: va.VirtualAudio,
+    speech_dir: Path,
+    speech_manifest: list[dict],
+    tmp_path: Path,
+    data_dir: Path,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     """``liveshadow practice SOURCE --live``: progress on stderr while the source plays, the report on stdout, the
     recording kept, the attempt in the history."""
     from engine import cli
@@ -148,8 +161,17 @@ def test_the_command_plays_the_source_scores_the_person_and_keeps_the_recording(
     audio, rate = sf.read(str(source), dtype="float32")
     person = tmp_path / "person.wav"
     sf.write(str(person), np.concatenate([np.zeros(int(3.5 * rate), np.float32), audio]), rate)
-    command = [sys.executable, "-m", "engine", "practice", str(source), "--live", "--record", str(tmp_path / "rec"),
-               "--json"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "engine",
+        "practice",
+        str(source),
+        "--live",
+        "--record",
+        str(tmp_path / "rec"),
+        "--json",
+    ]
     env = {**virtual_audio.env(), "LIVESHADOW_DATA_DIR": str(data_dir)}
     process = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
     speaking = None
@@ -171,8 +193,10 @@ def test_the_command_plays_the_source_scores_the_person_and_keeps_the_recording(
     assert report["command"] == "practice --live" and report["accuracy"] > 0.8 and report["evs_s"]["n"] > 25
     assert report["machine_lag_s"]["median"] > 0.3 and "said " in err and "EVS last" in err
     assert (tmp_path / "rec" / ATTEMPT_FILE).is_file() and len(history.attempts(source)) == 1
-    for argv, message in ((["--live", "--voice", str(source)], "not with --voice"),
-                          (["--record", str(tmp_path)], "are for --live")):  # fmt: skip
+    for argv, message in (
+        (["--live", "--voice", str(source)], "not with --voice"),
+        (["--record", str(tmp_path)], "are for --live"),
+    ):
         assert cli.main(["practice", str(source), *argv]) == cli.EXIT_USAGE
         assert message in capsys.readouterr().err
 
@@ -209,15 +233,19 @@ def test_a_live_interpreting_practice_is_timed_per_sentence_as_its_recording_is_
     from engine.practice.interpreting import interpret_practice_file, load_translator
 
     source = speech_xx_dir / "wav" / "cv_es_19599961.wav"
-    entry = next(json.loads(line) for line in (speech_xx_dir / "manifest.jsonl").read_text().splitlines()
-                 if '"cv_es_19599961"' in line)  # fmt: skip
+    entry = next(
+        json.loads(line)
+        for line in (speech_xx_dir / "manifest.jsonl").read_text().splitlines()
+        if '"cv_es_19599961"' in line
+    )
     spoken = tmp_path / "spoken.wav"
     assert main(["speak", entry["translation"].lower(), "--out", str(spoken)]) == 0
     voice, source_audio = load_audio(spoken), load_audio(source)
     person = tmp_path / "person.wav"
     sf.write(str(person), np.concatenate([np.zeros(source_audio.size + 16000, np.float32), voice]), 16000)
-    session = PracticeSession(source, "es", record_dir=tmp_path / "rec", backend=practice_backend,
-                              pace_setter=False, interpret=True)  # fmt: skip
+    session = PracticeSession(
+        source, "es", record_dir=tmp_path / "rec", backend=practice_backend, pace_setter=False, interpret=True
+    )
     deadline[0] = time.monotonic() + 120
     players = []
     snaps = _run(session, on_playing=lambda: players.append(virtual_audio.play_into_mic(person)))
@@ -236,8 +264,9 @@ def test_a_live_interpreting_practice_is_timed_per_sentence_as_its_recording_is_
     lag = report["sentence_lag_s"]
     assert score > 0.9 and lag["n"] == report["sentences"] >= 1
     assert lag["per_sentence"][-1]["lag_s"] == pytest.approx(expected, abs=0.4), (lag, expected)
-    offline = interpret_practice_file(source, tmp_path / "rec" / ATTEMPT_FILE, "es", translator=load_translator("es"),
-                                      english=practice_backend)  # fmt: skip
+    offline = interpret_practice_file(
+        source, tmp_path / "rec" / ATTEMPT_FILE, "es", translator=load_translator("es"), english=practice_backend
+    )
     assert offline["sentence_lag_s"]["median"] == pytest.approx(lag["median"], abs=0.1)
 
 

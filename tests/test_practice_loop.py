@@ -11,8 +11,10 @@ from engine.practice.loop import GAP_S, Loop, LoopError, loop_stretch, score_pas
 from engine.practice.program import make_program
 
 RATE = 100
-WORDS = [Word(t, a, a + 0.4) for t, a in (("one", 0.5), ("two", 1.0), ("three", 1.5), ("four", 2.0),
-                                           ("five", 2.5), ("six", 3.0))]  # fmt: skip
+WORDS = [
+    Word(t, a, a + 0.4)
+    for t, a in (("one", 0.5), ("two", 1.0), ("three", 1.5), ("four", 2.0), ("five", 2.5), ("six", 3.0))
+]
 
 
 def test_the_stretch_holds_the_words_from_a_to_b_cut_halfway_through_the_pauses_around_it() -> None:
@@ -20,8 +22,11 @@ def test_the_stretch_holds_the_words_from_a_to_b_cut_halfway_through_the_pauses_
     assert [w.text for w in stretch.words] == ["two", "three", "four"]
     assert stretch.start_s == pytest.approx(0.95) and stretch.end_s == pytest.approx(2.45)
     assert loop_stretch(WORDS, 4.0, Loop(0.0, 9.0, 1)).start_s == 0.0  # the whole source: to its ends
-    for bad, message in ((Loop(2.0, 1.0, 2), "end after it starts"), (Loop(3.6, 3.9, 2), "no word"),
-                         (Loop(1.0, 2.0, 0), "1 to 20 times")):  # fmt: skip
+    for bad, message in (
+        (Loop(2.0, 1.0, 2), "end after it starts"),
+        (Loop(3.6, 3.9, 2), "no word"),
+        (Loop(1.0, 2.0, 0), "1 to 20 times"),
+    ):
         with pytest.raises(LoopError, match=message):
             loop_stretch(WORDS, 4.0, bad)
 
@@ -65,11 +70,13 @@ def test_the_command_refuses_a_speed_a_loop_or_passes_out_of_range_in_one_line(t
     wav = tmp_path / "talk.wav"
     soundfile.write(str(wav), np.zeros(16000, np.float32), 16000)
     base = ["practice", str(wav), "--voice", str(wav), "--no-history"]
-    for extra, message in ((["--speed", "2"], "--speed must lie between 0.5 and 1.25"),
-                           (["--loop", "1-3", "--passes", "99"], "--passes must lie between 0"),
-                           (["--loop", "1-3", "--sentences"], "not with --sentences"),
-                           (["--sentences", "--interpret"], "for shadowing practice"),
-                           (["--into", "es"], "goes with --interpret")):  # fmt: skip
+    for extra, message in (
+        (["--speed", "2"], "--speed must lie between 0.5 and 1.25"),
+        (["--loop", "1-3", "--passes", "99"], "--passes must lie between 0"),
+        (["--loop", "1-3", "--sentences"], "not with --sentences"),
+        (["--sentences", "--interpret"], "for shadowing practice"),
+        (["--into", "es"], "goes with --interpret"),
+    ):
         assert cli.main(base + extra) == cli.EXIT_USAGE, extra
         assert message in capsys.readouterr().err, extra
     for bad in ("5-2", "a-b", "7"):

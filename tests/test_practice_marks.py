@@ -8,8 +8,10 @@ from engine.asr.words import Word
 from engine.practice.align import units
 from engine.practice.marks import WordState, evs_points, mark_words, running_median
 
-SOURCE = units([Word("the", 0.0, 0.3), Word("cat", 0.3, 0.6), Word("sat", 0.6, 1.0), Word("on", 1.0, 1.2),
-                Word("mats", 1.2, 1.6)], "en")  # fmt: skip
+SOURCE = units(
+    [Word("the", 0.0, 0.3), Word("cat", 0.3, 0.6), Word("sat", 0.6, 1.0), Word("on", 1.0, 1.2), Word("mats", 1.2, 1.6)],
+    "en",
+)
 
 
 def test_words_said_carry_their_evs_and_words_not_yet_said_are_ahead() -> None:
@@ -24,11 +26,15 @@ def test_words_said_carry_their_evs_and_words_not_yet_said_are_ahead() -> None:
 
 
 def test_a_word_passed_over_is_missed_and_a_wrong_word_is_substituted() -> None:
-    said = units([Word("the", 1.0, 1.3), Word("bat", 1.3, 1.7), Word("sat", 1.7, 2.0), Word("mats", 2.2, 2.6)],
-                 "en")  # fmt: skip
+    said = units([Word("the", 1.0, 1.3), Word("bat", 1.3, 1.7), Word("sat", 1.7, 2.0), Word("mats", 2.2, 2.6)], "en")
     marked = mark_words(SOURCE, said, position_s=1.6)
-    assert [w.state for w in marked] == [WordState.SAID, WordState.SUBSTITUTED, WordState.SAID, WordState.MISSED,
-                                         WordState.SAID]  # fmt: skip
+    assert [w.state for w in marked] == [
+        WordState.SAID,
+        WordState.SUBSTITUTED,
+        WordState.SAID,
+        WordState.MISSED,
+        WordState.SAID,
+    ]
     assert marked[1].heard_as == "bat" and marked[1].evs_s == pytest.approx(1.1) and marked[3].evs_s is None
 
 
@@ -46,8 +52,11 @@ def test_the_live_marker_marks_a_long_session_as_the_whole_alignment_does_aligni
     vocabulary = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf"]
     source_words = [Word(vocabulary[i % 7], i * 0.4, i * 0.4 + 0.3) for i in range(750)]
     wrong = [i for i in range(750) if i % 23 == 0 and i % 17 not in (0, 1, 16)]  # not beside a word left out
-    said_words = [Word("hotel" if i in wrong else w.text, w.start_s + 1.5, w.end_s + 1.5)
-                  for i, w in enumerate(source_words) if i % 17]  # fmt: skip
+    said_words = [
+        Word("hotel" if i in wrong else w.text, w.start_s + 1.5, w.end_s + 1.5)
+        for i, w in enumerate(source_words)
+        if i % 17
+    ]
     marker = LiveMarker()
     for position in range(5, 301, 5):
         source = units([w for w in source_words if w.end_s <= position], "en")  # heard so far

@@ -25,8 +25,9 @@ def _words(*spec: tuple[str, float, float]) -> list[Word]:
     return [Word(t, a, b) for t, a, b in spec]
 
 
-SOURCE = _words(("The", 0.5, 0.7), ("cat", 0.8, 1.1), ("sat.", 1.2, 1.6), ("Then", 2.4, 2.6), ("it", 2.7, 2.8),
-                ("slept?", 2.9, 3.4))  # fmt: skip
+SOURCE = _words(
+    ("The", 0.5, 0.7), ("cat", 0.8, 1.1), ("sat.", 1.2, 1.6), ("Then", 2.4, 2.6), ("it", 2.7, 2.8), ("slept?", 2.9, 3.4)
+)
 
 
 def test_sentences_end_at_their_punctuation_and_tile_the_recording_cut_between_words() -> None:
@@ -53,7 +54,7 @@ def test_the_program_plays_each_sentence_then_a_pause_as_long_as_it_and_its_word
     assert out.size == round(played[-1].end_s * RATE)
     first, second = played
     assert first.end_s == pytest.approx(2.0 + 2.0 + REPEAT_MARGIN_S)  # 2 s of audio, a pause of 2 s + the margin
-    assert np.all(out[: 200] == audio[:200]) and np.all(out[200 : round(first.end_s * RATE)] == 0)
+    assert np.all(out[:200] == audio[:200]) and np.all(out[200 : round(first.end_s * RATE)] == 0)
     start = round(second.start_s * RATE)
     assert np.all(out[start : start + 200] == audio[200:400])
     assert second.words[0].start_s == pytest.approx(second.start_s + 0.4)  # "Then" 0.4 s into its sentence's audio
@@ -64,10 +65,18 @@ def test_each_sentence_is_scored_on_what_was_said_in_its_pause() -> None:
     played = played_sentences(split_sentences(SOURCE, 4.0), RATE)
     first, second = played
     # the first sentence repeated whole 0.5 s after it ended; of the second only "Then" and "slept"
-    said = [Word(w.text, w.start_s - first.words[0].start_s + first.speech_end_s + 0.5,
-                 w.end_s - first.words[0].start_s + first.speech_end_s + 0.5) for w in first.words]  # fmt: skip
-    said += [Word("then", second.speech_end_s + 0.3, second.speech_end_s + 0.5),
-             Word("slept", second.speech_end_s + 0.8, second.speech_end_s + 1.2)]  # fmt: skip
+    said = [
+        Word(
+            w.text,
+            w.start_s - first.words[0].start_s + first.speech_end_s + 0.5,
+            w.end_s - first.words[0].start_s + first.speech_end_s + 0.5,
+        )
+        for w in first.words
+    ]
+    said += [
+        Word("then", second.speech_end_s + 0.3, second.speech_end_s + 0.5),
+        Word("slept", second.speech_end_s + 0.8, second.speech_end_s + 1.2),
+    ]
     report = score_sentences(played, said)
     one, two = report["sentences"]
     assert one["accuracy"] == 1.0 and one["started_after_s"] == pytest.approx(0.5) and one["missed"] == []

@@ -30,7 +30,7 @@ MAX_STARTED_ERROR_S = 0.1
 
 def _person(session: PracticeSession) -> np.ndarray:
     """Each sentence of the program said again, ``REPEAT_AFTER_S`` after its last word, on the program's clock."""
-    program = session._audio  # noqa: SLF001 - what the session plays
+    program = session._audio
     out = np.zeros(program.size, np.float32)
     for sentence in session.program.played if session.program else ():
         clip = program[round(sentence.start_s * RATE) : round(sentence.speech_end_s * RATE) + RATE // 10]
@@ -69,7 +69,7 @@ def test_each_sentence_played_is_repeated_in_its_pause_and_scored(
         assert abs(row["started_after_s"] - expected) < MAX_STARTED_ERROR_S, (row, truth, lag / RATE)
         assert 0.0 < truth["started_after_s"] < REPEAT_AFTER_S + 1.0  # in the pause, after the sentence
     # what it played is kept beside the attempt, and the kept files score the same offline
-    assert load_audio(tmp_path / "rec" / SOURCE_FILE).size == session._audio.size  # noqa: SLF001
+    assert load_audio(tmp_path / "rec" / SOURCE_FILE).size == session._audio.size
     saved = json.loads((tmp_path / "rec" / "practice.json").read_text(encoding="utf-8"))
     assert saved["played_source"] == str(tmp_path / "rec" / SOURCE_FILE) and saved["mode"] == report["mode"]
     offline = practice_file(source, tmp_path / "rec" / ATTEMPT_FILE, backend=backend, sentence_by_sentence=True)

@@ -105,8 +105,7 @@ def test_a_practice_in_the_window_marks_words_live_then_sums_up_shows_progress_a
     speaking = virtual_audio.play_into_mic(person)
     try:
         # the live marks: words turn said (green) with an EVS shown, while the source still plays
-        qtbot.waitUntil(lambda: "#2e7d32" in view.source_view.toHtml() and view.evs_label.text() != "–",
-                        timeout=15_000)  # fmt: skip
+        qtbot.waitUntil(lambda: "#2e7d32" in view.source_view.toHtml() and view.evs_label.text() != "–", timeout=15_000)
         snap = window.practice.controller.snapshot()
         assert snap.position_s < snap.duration_s and view.evs_curve.getData()[0] is not None
         assert view.pace_curve.getData()[0] is not None and "liveshadow" in view.machine_label.text()
@@ -163,11 +162,12 @@ def test_a_practice_on_this_computers_sound_marks_words_as_heard_until_stop_then
     window.start_button.click()
     qtbot.waitUntil(lambda: window.state == "running", timeout=60_000)
     qtbot.waitUntil(lambda: "Listening: play something" in view.position_label.text(), timeout=2_000)
-    players = [subprocess.Popen(["paplay", f"--device={va.SPEAKER_SINK}", str(source)], env=virtual_audio.env()),
-               virtual_audio.play_into_mic(person)]  # fmt: skip
+    players = [
+        subprocess.Popen(["paplay", f"--device={va.SPEAKER_SINK}", str(source)], env=virtual_audio.env()),
+        virtual_audio.play_into_mic(person),
+    ]
     try:
-        qtbot.waitUntil(lambda: "#2e7d32" in view.source_view.toHtml() and view.evs_label.text() != "–",
-                        timeout=15_000)  # fmt: skip
+        qtbot.waitUntil(lambda: "#2e7d32" in view.source_view.toHtml() and view.evs_label.text() != "–", timeout=15_000)
         assert "s heard" in view.position_label.text()
         for player in players:
             player.wait(timeout=30)
@@ -193,21 +193,37 @@ def test_the_progress_plot_takes_each_attempt_by_its_kind(qtbot) -> None:
 
     view = PracticeView()
     qtbot.addWidget(view)
-    view.show_history([{"at": 0, "evs_median_s": 1.2, "accuracy": 0.9},
-                       {"at": 60, "sentence_lag_median_s": 3.5, "chrf": 72.0, "task": "interpret"}])  # fmt: skip
+    view.show_history(
+        [
+            {"at": 0, "evs_median_s": 1.2, "accuracy": 0.9},
+            {"at": 60, "sentence_lag_median_s": 3.5, "chrf": 72.0, "task": "interpret"},
+        ]
+    )
     assert list(view.progress_curve.getData()[1]) == [1.2, 3.5]
     assert list(view.accuracy_curve.getData()[1]) == pytest.approx([0.9, 0.72])
     assert "2 attempts" in view.progress_plot.plotItem.titleLabel.text
-    text = summary_text({"task": "interpret", "sentence_lag_s": {"n": 1, "median": 3.5, "max": 3.5}, "sentences": 1,
-                         "chrf": 72.0, "chrf_against": "reference translation"})  # fmt: skip
+    text = summary_text(
+        {
+            "task": "interpret",
+            "sentence_lag_s": {"n": 1, "median": 3.5, "max": 3.5},
+            "sentences": 1,
+            "chrf": 72.0,
+            "chrf_against": "reference translation",
+        }
+    )
     assert "median 3.50 s" in text and "chrF 72.0 against reference translation" in text
 
 
 @pytest.mark.audio
 def test_the_speed_slider_and_sentence_mode_play_the_source_slowed_in_sentences_and_are_remembered(
-    qtbot, window, virtual_audio: va.VirtualAudio, speech_dir: Path, speech_manifest: list[dict], tmp_path: Path,
+    qtbot,
+    window,
+    virtual_audio: va.VirtualAudio,
+    speech_dir: Path,
+    speech_manifest: list[dict],
+    tmp_path: Path,
     artifacts_dir: Path,
-) -> None:  # fmt: skip
+) -> None:
     """0.75x and sentence by sentence in the window: the session plays the source slowed, a sentence at a time, the
     person (each sentence said again in its pause) is scored per sentence, the progress shows the attempt's speed,
     and the choices are there in the next window."""
@@ -245,7 +261,7 @@ def test_the_speed_slider_and_sentence_mode_play_the_source_slowed_in_sentences_
     assert "Sentence by sentence: " in text and "at 0.75x" in text
     window.resize(1100, 760)
     assert window.grab().save(str(artifacts_dir / "practice_sentences.png"))  # for people to look at (README)
-    ticks = window.practice.view.progress_plot.getAxis("bottom")._tickLevels  # noqa: SLF001 - the labels set
+    ticks = window.practice.view.progress_plot.getAxis("bottom")._tickLevels
     assert ticks and "0.75×" in ticks[0][0][1]
     again = PracticeControls(app_settings())
     qtbot.addWidget(again)
@@ -269,7 +285,7 @@ def test_words_selected_in_an_attempt_loop_and_each_pass_is_scored(
     controls, view = window.practice.controls, window.practice.view
     assert not controls.loop_selection.isEnabled()  # nothing selected yet
 
-    def attempt(person_of) -> dict:  # noqa: ANN001 - the session → the person's recording
+    def attempt(person_of) -> dict:
         window.start_button.click()
         qtbot.waitUntil(lambda: window.state == "running", timeout=120_000)
         person = tmp_path / "person.wav"
@@ -302,7 +318,7 @@ def test_words_selected_in_an_attempt_loop_and_each_pass_is_scored(
     assert controls.loop_b.value() == pytest.approx(said[5]["source_end_s"], abs=0.05)
     controls.passes.setValue(2)
     late = int(0.6 * rate)
-    report = attempt(lambda session: np.concatenate([np.zeros(late, np.float32), session._audio]))  # noqa: SLF001
+    report = attempt(lambda session: np.concatenate([np.zeros(late, np.float32), session._audio]))
     assert report["mode"] == "loop" and report["loop"]["passes"] == 2
     passes = report["passes"]
     assert len(passes) == 2 and all(p["accuracy"] >= 0.75 for p in passes), passes

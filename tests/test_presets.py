@@ -19,8 +19,12 @@ def test_each_preset_sets_only_its_knobs_and_is_found_again() -> None:
     for item in PRESETS:
         config = item.apply(user)
         assert matching(config) is item
-        assert (config.voice_rate, config.echo_guard, config.model, config.output_device) == (1.2, "gate", "base",
-                                                                                             "usb")  # fmt: skip
+        assert (config.voice_rate, config.echo_guard, config.model, config.output_device) == (
+            1.2,
+            "gate",
+            "base",
+            "usb",
+        )
         assert set(item.knobs) == set(KNOBS)
         seen.add(tuple(item.knobs[k] for k in KNOBS))
     assert len(seen) == len(PRESETS)  # no two presets are the same settings

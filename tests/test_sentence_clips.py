@@ -17,8 +17,13 @@ from engine.metrics.wer import wer
 
 def test_sentences_end_at_full_stops_question_and_exclamation_marks_not_after_abbreviations() -> None:
     text = 'Mr. Peck came. Did he? Yes! He said "go." T. V. room'
-    assert [" ".join(s) for s in split_sentences(text)] == ["Mr. Peck came.", "Did he?", "Yes!", 'He said "go."',
-                                                            "T. V. room"]  # fmt: skip
+    assert [" ".join(s) for s in split_sentences(text)] == [
+        "Mr. Peck came.",
+        "Did he?",
+        "Yes!",
+        'He said "go."',
+        "T. V. room",
+    ]
     assert split_sentences("NO PUNCTUATION AT ALL") == [["NO", "PUNCTUATION", "AT", "ALL"]]
 
 
@@ -30,8 +35,13 @@ def test_reference_words_take_the_times_of_the_words_matched_to_them() -> None:
 
 
 def test_each_sentence_spans_its_words_and_a_paused_one_gives_its_phrases_too() -> None:
-    timed = [Word("One", 0.5, 0.8), Word("two.", 0.8, 1.1), Word("Three", 2.0, 2.3), Word("four", 2.3, 2.6),
-             Word("five.", 3.5, 3.9)]  # fmt: skip
+    timed = [
+        Word("One", 0.5, 0.8),
+        Word("two.", 0.8, 1.1),
+        Word("Three", 2.0, 2.3),
+        Word("four", 2.3, 2.6),
+        Word("five.", 3.5, 3.9),
+    ]
     spans = sentence_spans("One two. Three four five.", timed, 5.0)
     assert [(s.text, s.kind, s.start_s, s.end_s) for s in spans] == [
         ("One two.", "sentence", 0.5, 1.1),

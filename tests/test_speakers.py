@@ -15,7 +15,8 @@ from engine.audio.sound_server import volume_factor
 from engine.metrics.wer import wer
 from engine.pipeline.bench_echo import echo_words
 from engine.pipeline.config import ShadowConfig
-from engine.pipeline.session import ShadowSession, State
+from engine.pipeline.records import State
+from engine.pipeline.session import ShadowSession
 from engine.pipeline.sources import open_source
 from tests import virtual_audio as va
 
@@ -31,7 +32,7 @@ TAIL_S = 3.0  # the microphone listens on while the voice finishes (and is heard
 CANCEL_WER, CANCEL_ECHO_WORDS, UNGUARDED_WER = 0.05, 0, 0.2
 
 
-def _session(audio: va.VirtualAudio, models, wav, guard: str) -> dict:  # noqa: ANN001
+def _session(audio: va.VirtualAudio, models, wav, guard: str) -> dict:
     devices = {"input_device": f"pulse:{va.MIC_SOURCE}", "output_device": f"pulse:{va.SPEAKER_SINK}"}
     config = ShadowConfig(echo_guard=guard, **devices)
     source = open_source("mic", config)
@@ -54,8 +55,14 @@ def _loopback(audio: va.VirtualAudio) -> str:
     """The speaker's monitor into the microphone's feed, 60 ms late and ``ECHO_DB`` down; returns the module."""
     import pulsectl
 
-    arguments = (f"source={va.SPEAKER_MONITOR}", f"sink={va.MIC_SINK}", "latency_msec=60", "adjust_time=0",
-                 "source_dont_move=true", "sink_dont_move=true")  # fmt: skip
+    arguments = (
+        f"source={va.SPEAKER_MONITOR}",
+        f"sink={va.MIC_SINK}",
+        "latency_msec=60",
+        "adjust_time=0",
+        "source_dont_move=true",
+        "sink_dont_move=true",
+    )
     module = audio.pactl("load-module", "module-loopback", *arguments).strip()
 
     with pulsectl.Pulse("liveshadow-test") as pulse:
@@ -82,8 +89,10 @@ def test_on_speakers_cancel_keeps_the_voice_out_of_what_is_heard(
     assert not cancelled["echo"]["warm_start"] and cancelled["echo"]["measured_delay_ms"] is not None
     measured = {}
     for name, report in (("cancel", cancelled), ("off", unguarded)):
-        measured[name] = (wer(headphones["committed_text"], report["committed_text"]),
-                          len(echo_words(report["words"], entry["text"])))  # fmt: skip
+        measured[name] = (
+            wer(headphones["committed_text"], report["committed_text"]),
+            len(echo_words(report["words"], entry["text"])),
+        )
     measured["texts"] = [report["committed_text"] for report in (headphones, cancelled, unguarded)]
     assert measured["cancel"][0] <= CANCEL_WER and measured["cancel"][1] <= CANCEL_ECHO_WORDS, measured
     assert measured["off"][0] > max(UNGUARDED_WER, measured["cancel"][0] + 0.1), measured

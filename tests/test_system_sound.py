@@ -95,7 +95,8 @@ def test_with_the_voice_on_the_output_heard_its_own_sound_is_cancelled(
     loses what is said while the voice speaks)."""
     from engine.metrics.wer import wer
     from engine.pipeline.bench_echo import echo_words
-    from engine.pipeline.session import ShadowSession, State
+    from engine.pipeline.records import State
+    from engine.pipeline.session import ShadowSession
     from engine.pipeline.shadow import shadow_file
     from engine.pipeline.sources import ducked
 
@@ -121,5 +122,6 @@ def test_with_the_voice_on_the_output_heard_its_own_sound_is_cancelled(
     # the issue's bound; 0.083 and 0.139 in two of seven sessions before a word Whisper wrote in the quiet after the
     # recording ("Thank you.", "I'm happy.") was dropped (docs/RESULTS.md); the gate loses 0.53
     assert wer(entry["text"], report["committed_text"]) <= wer(entry["text"], from_file["committed_text"]) + 0.05, (
-        f"{report['committed_text']} | echo: {report['echo']}")
+        f"{report['committed_text']} | echo: {report['echo']}"
+    )
     assert echo_words(report["words"], entry["text"]) == [], report["committed_text"]

@@ -14,7 +14,7 @@ from engine.tts.chunker import ChunkSizes
 from engine.tts.policies import make_policy
 from engine.tts.synthesizer import IncrementalSynthesizer
 from engine.tts.voice import TwoStageVoice
-from engine.tts.worker import MAX_WAIT_S, SynthesisWorker
+from engine.tts.worker import MAX_WAIT_S, SynthesisWorker, VoicePace
 from tests import virtual_audio as va
 
 pytestmark = [pytest.mark.audio, pytest.mark.slow]
@@ -77,9 +77,11 @@ def test_cancel_stops_within_one_chunk(voice: TwoStageVoice) -> None:
 def test_worker_hurries_only_when_the_voice_runs_low(voice: TwoStageVoice, in_hand: float) -> None:
     pieces = []
     worker = SynthesisWorker(
-        IncrementalSynthesizer(voice, make_policy("lookahead-1")), pieces.append,
-        audio_in_hand=lambda now: in_hand, hurry_below_s=1.0,
-    )  # fmt: skip
+        IncrementalSynthesizer(voice, make_policy("lookahead-1")),
+        pieces.append,
+        audio_in_hand=lambda now: in_hand,
+        hurry_below_s=1.0,
+    )
     words = TEXT.split()
     for i, word in enumerate(words[:-1]):
         worker.feed([word], hint=words[i + 1 : i + 2])  # the next word as the recognizer's tentative word
@@ -118,7 +120,7 @@ def test_close_from_two_threads_at_once(virtual_audio: va.VirtualAudio) -> None:
             barrier.wait()
             try:
                 player.close()
-            except BaseException as exc:  # noqa: BLE001 - the test reports it
+            except BaseException as exc:
                 errors.append(exc)
 
         threads = [threading.Thread(target=close, daemon=True) for _ in range(2)]
@@ -139,10 +141,13 @@ def test_a_short_piece_that_restarts_a_silent_voice_waits_for_the_next(
     command's pieces then share their ready time); 0 delivers each piece as it is made."""
     ready = []
     worker = SynthesisWorker(
-        IncrementalSynthesizer(voice, make_policy("lookahead-1")), lambda p: ready.append(worker.piece_time()),
-        clock=SimulatedClock(), audio_in_hand=lambda now: 0.0, hurry_below_s=1.0,
-    )  # fmt: skip
-    worker.restart_min_s = restart_min_s
+        IncrementalSynthesizer(voice, make_policy("lookahead-1")),
+        lambda p: ready.append(worker.piece_time()),
+        clock=SimulatedClock(),
+        audio_in_hand=lambda now: 0.0,
+        hurry_below_s=1.0,
+    )
+    worker.set_pace(VoicePace(hurry_below_s=1.0, restart_min_s=restart_min_s))
     worker.feed(TEXT.split()[:-1], at_s=0.0)  # one command, several pieces
     assert worker.wait_idle(60)
     worker.close()
@@ -167,10 +172,14 @@ def test_a_piece_whose_words_came_while_the_voice_spoke_is_not_held(voice: TwoSt
         end[0] = max(end[0], at) + piece.audio_s
 
     worker = SynthesisWorker(
-        IncrementalSynthesizer(voice, make_policy("lookahead-1")), play, clock=SimulatedClock(compute_scale=100.0),
-        audio_in_hand=lambda now: max(end[0] - now, 0.0), hurry_below_s=1.0,
-    )  # fmt: skip
-    worker.restart_min_s = 1000.0  # any piece that restarts a silent voice would wait for the rest of its command
+        IncrementalSynthesizer(voice, make_policy("lookahead-1")),
+        play,
+        clock=SimulatedClock(compute_scale=100.0),
+        audio_in_hand=lambda now: max(end[0] - now, 0.0),
+        hurry_below_s=1.0,
+    )
+    # any piece that restarts a silent voice would wait for the rest of its command
+    worker.set_pace(VoicePace(hurry_below_s=1.0, restart_min_s=1000.0))
     words = TEXT.split()
     for case in ("first", "while speaking", "after a silence"):  # the first words, then the same words twice more
         ready.append([])
@@ -195,9 +204,11 @@ def test_a_voice_restarted_by_a_command_makes_the_next_tentative_words_ahead(voi
     held, and a phrase chunk of tentative words is seldom there (every traced interpreting underrun after a restart)."""
     pieces: list = []
     worker = SynthesisWorker(
-        IncrementalSynthesizer(voice, make_policy("lookahead-1"), ChunkSizes(12, 12, 24)), pieces.append,
-        audio_in_hand=lambda now: sum(p.audio_s for p in pieces), hurry_below_s=3.0,
-    )  # fmt: skip
+        IncrementalSynthesizer(voice, make_policy("lookahead-1"), ChunkSizes(12, 12, 24)),
+        pieces.append,
+        audio_in_hand=lambda now: sum(p.audio_s for p in pieces),
+        hurry_below_s=3.0,
+    )
     worker.feed(["This", "experience"], hint=["represents", "a"])
     assert worker.wait_idle(60)
     assert [w.text for p in pieces for w in p.words] == ["This", "experience"]
@@ -218,8 +229,10 @@ def test_words_held_at_a_sentence_start_are_spoken_once_the_speaker_pauses(voice
     worker = SynthesisWorker(
         IncrementalSynthesizer(voice, make_policy("lookahead-1")),
         lambda p: ready.append((worker.piece_time(), [w.text for w in p.words])),
-        clock=SimulatedClock(), audio_in_hand=lambda now: 0.0, hurry_below_s=1.0,
-    )  # fmt: skip
+        clock=SimulatedClock(),
+        audio_in_hand=lambda now: 0.0,
+        hurry_below_s=1.0,
+    )
     worker.feed(["Dashwood", "head"], at_s=0.0)
     worker.tick(at_s=0.3)  # the next step: the speaker may still go on
     assert worker.wait_idle(60)
@@ -240,9 +253,11 @@ def test_a_pause_later_in_a_sentence_changes_nothing(voice: TwoStageVoice) -> No
     for paused in (False, True):
         pieces: list = []
         worker = SynthesisWorker(
-            IncrementalSynthesizer(voice, make_policy("lookahead-1")), pieces.append,
-            audio_in_hand=lambda now: 0.7, hurry_below_s=1.0,  # low, not urgent
-        )  # fmt: skip
+            IncrementalSynthesizer(voice, make_policy("lookahead-1")),
+            pieces.append,
+            audio_in_hand=lambda now: 0.7,
+            hurry_below_s=1.0,  # low, not urgent
+        )
         worker.feed(words[:11], hint=words[11:12])  # "The player ... it is ready," + "without"
         worker.feed(words[11:13], paused=paused)  # "without a", and the speaker pauses after "a"
         worker.tick(paused=paused)

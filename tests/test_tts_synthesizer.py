@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from engine.tts.chunk_plan import URGENT, Urgency
 from engine.tts.chunker import ChunkSizes
 from engine.tts.frontend import with_pause
 from engine.tts.keys import SentenceKeys
@@ -189,13 +190,13 @@ def test_wrong_hints_never_lose_or_repeat_a_word(voice: TwoStageVoice) -> None:
 def test_hurry_speaks_final_chunks_without_their_lookahead(voice: TwoStageVoice) -> None:
     words = HINTED.split()
     synthesizer = IncrementalSynthesizer(voice, make_policy("lookahead-1"))
-    synthesizer.urgent = True  # the voice runs out before the next word could help: short chunks too
-    assert synthesizer.hurry() == []  # nothing fed: nothing to do
+    # urgent: the voice runs out before the next word could help, so short chunks too
+    assert synthesizer.hurry(urgency=URGENT) == []  # nothing fed: nothing to do
     pieces, hurried_at = [], None
     for i, word in enumerate(words):
         pieces.extend(synthesizer.feed([word]))
         if pieces and hurried_at is None:
-            made = synthesizer.hurry()  # the first chunk has played: the next goes without waiting
+            made = synthesizer.hurry(urgency=URGENT)  # the first chunk has played: the next goes without waiting
             if made:
                 hurried_at = i
                 assert all(p.hurried for p in made) and not any(p.hurried for p in pieces)
@@ -204,7 +205,7 @@ def test_hurry_speaks_final_chunks_without_their_lookahead(voice: TwoStageVoice)
                 assert spoken == words[: i + 1]  # every word fed, its end too: the last piece holds no δ frames
                 last = made[-1]
                 assert last.words[-1].end_sample == pytest.approx(last.samples.size, abs=voice.hop)
-                assert synthesizer.hurry() == []  # every word fed has been synthesized
+                assert synthesizer.hurry(urgency=URGENT) == []  # every word fed has been synthesized
     pieces.extend(synthesizer.flush())
     assert hurried_at is not None
     assert [(w.index, w.text) for p in pieces for w in p.words] == list(enumerate(words))  # once each, in order
@@ -223,8 +224,7 @@ def test_a_hurry_that_is_not_urgent_makes_whole_chunks_only(voice: TwoStageVoice
     assert tail > 0  # fewer final phonemes than a chunk: not made
     phonemes = sum(u.n_phonemes for u in synthesizer.frontend.units(words[12 - tail : 12]))
     assert phonemes < 12
-    synthesizer.urgent = True
-    made = synthesizer.hurry()
+    made = synthesizer.hurry(urgency=URGENT)
     assert made and synthesizer.unspoken_words == 0
     assert [w.text for p in [*pieces, *made] for w in p.words] == words[:12]
 
@@ -237,11 +237,9 @@ def test_an_urgent_hurry_speaks_a_word_the_phonemizer_joined_to_a_hint_word(voic
     pieces = synthesizer.feed("He also was involved in the recording".split(), hint=["of"])
     pieces += synthesizer.hurry()
     assert synthesizer.unspoken_words == 0
-    synthesizer.urgent = True
-    made = synthesizer.feed(["of"], hint=["the", "cell", "phones"], hurry=True)
+    made = synthesizer.feed(["of"], hint=["the", "cell", "phones"], hurry=True, urgency=URGENT)
     assert [w.text for p in made for w in p.words] == ["of"] and synthesizer.unspoken_words == 0
     assert synthesizer._sentence.hint == ["the", "cell", "phones"]  # still there for the next piece's context
-    synthesizer.urgent = False
     rest = synthesizer.feed("the cell phones for many people.".split()) + synthesizer.flush()
     spoken = [w.text for p in [*pieces, *made, *rest] for w in p.words]
     assert spoken == "He also was involved in the recording of the cell phones for many people.".split()
@@ -273,9 +271,7 @@ def _spoken_up_to(voice: TwoStageVoice, n: int) -> tuple[IncrementalSynthesizer,
     pieces = []
     for i in range(n):
         pieces += synthesizer.feed([words[i]], hint=words[i + 1 : i + 2])
-    synthesizer.urgent = True  # the voice is about to run out: the last words go now
-    pieces += synthesizer.hurry()
-    synthesizer.urgent = False
+    pieces += synthesizer.hurry(urgency=URGENT)  # the voice is about to run out: the last words go now
     assert [w.text for p in pieces for w in p.words] == words[:n]
     return synthesizer, pieces
 
@@ -349,11 +345,9 @@ def _spoken_through_the_comma(voice: TwoStageVoice, phrase: int) -> tuple[Increm
     words = PHRASED.split()
     synthesizer = IncrementalSynthesizer(voice, make_policy("lookahead-1"), ChunkSizes(12, 12, phrase))
     pieces = []
-    synthesizer.urgent = True  # word by word: the voice is about to run out each time
-    for i in range(7):
+    for i in range(7):  # word by word: the voice is about to run out each time
         pieces += synthesizer.feed([words[i]], hint=words[i + 1 : i + 2])
-        pieces += synthesizer.hurry()
-    synthesizer.urgent = False
+        pieces += synthesizer.hurry(urgency=URGENT)
     assert [w.text for p in pieces for w in p.words] == words[:7]
     return synthesizer, words
 
@@ -369,23 +363,20 @@ def test_after_a_comma_a_hurry_waits_for_a_whole_phrase_chunk(voice: TwoStageVoi
     made += synthesizer.hurry()
     assert [w.text for p in made for w in p.words] == words[7:11]
     assert made[0].phrase_start and made[0].hurried
-    synthesizer.urgent = True
-    after = synthesizer.feed([words[11]], hint=words[12:13]) + synthesizer.hurry()  # inside the phrase: at once
+    after = synthesizer.feed([words[11]], hint=words[12:13]) + synthesizer.hurry(urgency=URGENT)  # inside: at once
     assert [w.text for p in after for w in p.words] == ["in"] and not after[0].phrase_start
 
 
 def test_an_urgent_hurry_after_a_comma_speaks_the_words_there_are(voice: TwoStageVoice) -> None:
     """Pausing at a comma whose next words are in is a gap: when the voice is about to run out, they go."""
     synthesizer, words = _spoken_through_the_comma(voice, phrase=18)
-    synthesizer.urgent = True
-    made = synthesizer.feed(words[7:9], hint=words[9:10]) + synthesizer.hurry()  # "and dig": short of 18
+    made = synthesizer.feed(words[7:9], hint=words[9:10]) + synthesizer.hurry(urgency=URGENT)  # "and dig": < 18
     assert [w.text for p in made for w in p.words] == ["and", "dig"] and made[0].phrase_start
 
 
 def test_without_phrase_chunks_a_hurry_speaks_the_word_after_a_comma_at_once(voice: TwoStageVoice) -> None:
     synthesizer, words = _spoken_through_the_comma(voice, phrase=0)
-    synthesizer.urgent = True
-    made = synthesizer.feed([words[7]], hint=words[8:9]) + synthesizer.hurry()
+    made = synthesizer.feed([words[7]], hint=words[8:9]) + synthesizer.hurry(urgency=URGENT)
     assert [w.text for p in made for w in p.words] == ["and"] and not made[0].phrase_start
 
 
@@ -481,10 +472,9 @@ def test_a_hurry_while_a_speculation_waits_does_not_speak_its_words_twice(voice:
     batch = ["I", "will", "say", "a", "word", "at"]
     pieces += synthesizer.feed(batch, hint=["all", "times."], hurry=True) + synthesizer.hurry()
     assert synthesizer.speculate()
-    synthesizer.overdue = True
-    pieces += synthesizer.hurry(sentence_start=True)  # a tick: nothing new came, the voice is low
-    synthesizer.speculate()
-    synthesizer.overdue = False
+    overdue = Urgency(overdue=True)
+    pieces += synthesizer.hurry(sentence_start=True, urgency=overdue)  # a tick: nothing new came, the voice is low
+    synthesizer.speculate(overdue)
     pieces += synthesizer.feed(["all", "times."]) + synthesizer.flush()
     said = ["I", "don't", "experience", "of", "years", "passed,", *batch, "all", "times."]
     assert [(w.index, w.text) for p in pieces for w in p.words] == list(enumerate(said))
@@ -533,17 +523,15 @@ def _random_stream(
             hint[0] = "zebras"  # the recognizer changes its mind
         expected += [key for word in batch for _, key in keys.tokens(word)]
         if session and rng.random() < 0.4:
-            synthesizer.overdue = rng.random() < 0.5
-            pieces += synthesizer.hurry(sentence_start=synthesizer.overdue)
-            synthesizer.speculate()
-            synthesizer.overdue = False
+            urgency = Urgency(overdue=bool(rng.random() < 0.5))
+            pieces += synthesizer.hurry(sentence_start=urgency.overdue, urgency=urgency)
+            synthesizer.speculate(urgency)
         low = rng.random() < 0.6
         pieces += synthesizer.feed(batch, hint=hint, hurry=low)
         if low:
-            synthesizer.urgent = rng.random() < 0.5
-            pieces += synthesizer.hurry()
-            synthesizer.speculate()
-            synthesizer.urgent = False
+            urgency = Urgency(urgent=bool(rng.random() < 0.5))
+            pieces += synthesizer.hurry(urgency=urgency)
+            synthesizer.speculate(urgency)
     pieces += synthesizer.flush()
     return synthesizer, said, expected, [w for p in pieces for w in p.words]
 

@@ -36,9 +36,11 @@ REQUIRED_TOOLS = ("pulseaudio", "pactl", "paplay", "parec")
 DEVICE_MODULES = (  # the virtual devices, in the order they are loaded (the microphone remaps the feed's monitor)
     ("module-null-sink", f"sink_name={MIC_SINK} sink_properties=device.description=VirtualMicFeed"),
     ("module-null-sink", f"sink_name={SPEAKER_SINK} sink_properties=device.description=VirtualSpeaker"),
-    ("module-remap-source", f"master={MIC_SINK}.monitor source_name={MIC_SOURCE}"
-     " source_properties=device.description=VirtualMicrophone"),
-)  # fmt: skip
+    (
+        "module-remap-source",
+        f"master={MIC_SINK}.monitor source_name={MIC_SOURCE} source_properties=device.description=VirtualMicrophone",
+    ),
+)
 
 
 def missing_tools() -> list[str]:
@@ -58,9 +60,18 @@ class VirtualAudio:
         delivers at once. A listener at 10 ms keeps it running in short blocks, as a device's clock would."""
         self.stop_clock()
         self.clock = subprocess.Popen(
-            ["parec", f"--device={MIC_SINK}.monitor", "--latency-msec=10", "--format=s16le", "--channels=1",
-             "--rate=8000"], env=self.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
+            [
+                "parec",
+                f"--device={MIC_SINK}.monitor",
+                "--latency-msec=10",
+                "--format=s16le",
+                "--channels=1",
+                "--rate=8000",
+            ],
+            env=self.env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
 
     def stop_clock(self) -> None:
         clock, self.clock = self.clock, None
@@ -116,8 +127,10 @@ class VirtualAudio:
         """Start playing a WAV into the virtual microphone; returns the paplay process (wait() for its end)."""
         return subprocess.Popen(
             ["paplay", f"--device={MIC_SINK}", str(wav)],
-            env=self.env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        )  # fmt: skip
+            env=self.env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
 
     @contextmanager
     def record_speaker(
@@ -178,11 +191,18 @@ class VirtualAudio:
         """``parec`` of the speaker's monitor: raw 16-bit samples on its stdout."""
         return subprocess.Popen(
             [
-                "parec", f"--device={SPEAKER_MONITOR}", f"--rate={rate}", f"--channels={channels}",
-                "--format=s16le", "--raw", "--latency-msec=20",
+                "parec",
+                f"--device={SPEAKER_MONITOR}",
+                f"--rate={rate}",
+                f"--channels={channels}",
+                "--format=s16le",
+                "--raw",
+                "--latency-msec=20",
             ],
-            env=self.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        )  # fmt: skip
+            env=self.env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
 
 
 @dataclass
@@ -215,13 +235,21 @@ def start(runtime_dir: Path | None = None) -> VirtualAudio:
     config = runtime_dir / ".config" / "pulse"
     config.mkdir(parents=True, exist_ok=True)
     (config / "daemon.conf").write_text(DAEMON_CONF)
-    log_file = open(runtime_dir / LOG_NAME, "ab")  # noqa: SIM115 (owned by the process)
+    log_file = open(runtime_dir / LOG_NAME, "ab")
     cmd = [
-        "pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit", "--disable-shm=true",
-        "--use-pid-file=false", "--log-target=stderr", "--no-cpu-limit=true",
-        "-L", f"module-native-protocol-unix socket={socket} auth-anonymous=1",
+        "pulseaudio",
+        "-n",
+        "--daemonize=no",
+        "--exit-idle-time=-1",
+        "--disallow-exit",
+        "--disable-shm=true",
+        "--use-pid-file=false",
+        "--log-target=stderr",
+        "--no-cpu-limit=true",
+        "-L",
+        f"module-native-protocol-unix socket={socket} auth-anonymous=1",
         *(part for module, arguments in DEVICE_MODULES for part in ("-L", f"{module} {arguments}")),
-    ]  # fmt: skip
+    ]
     env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime_dir), "HOME": str(runtime_dir)}
     process = subprocess.Popen(cmd, env=env, stdout=log_file, stderr=log_file)
     audio = VirtualAudio(runtime_dir, f"unix:{socket}", process)
@@ -290,7 +318,7 @@ def aligned_correlation(recording: np.ndarray, source: np.ndarray) -> tuple[floa
     return float(np.corrcoef(segment, source)[0, 1]), lag
 
 
-def practise_with(session, audio: VirtualAudio, person: Path | str, timeout_s: float = 120.0) -> None:  # noqa: ANN001
+def practise_with(session, audio: VirtualAudio, person: Path | str, timeout_s: float = 120.0) -> None:
     """Start a prepared live practice session and play ``person`` into the virtual microphone once the source is
     heard; return when the session has ended (DONE), the player too."""
     session.start()

@@ -82,9 +82,12 @@ class MetersPanel(QWidget):
         self.lag.setStyleSheet("font-size: 30pt; font-weight: bold;")
         self.lag_median.setStyleSheet("font-size: 14pt;")
         for widget, name in (
-            (self.lag, "Ear-voice lag, last word"), (self.lag_median, "Ear-voice lag, median"),
-            (self.balance_bar, "Time balance"), (self.level_bar, "Input level"), (self.summary, "Session summary"),
-        ):  # fmt: skip
+            (self.lag, "Ear-voice lag, last word"),
+            (self.lag_median, "Ear-voice lag, median"),
+            (self.balance_bar, "Time balance"),
+            (self.level_bar, "Input level"),
+            (self.summary, "Session summary"),
+        ):
             widget.setAccessibleName(name)
         title = QLabel("Ear-voice lag")
         title.setStyleSheet("font-weight: bold;")
@@ -99,16 +102,22 @@ class MetersPanel(QWidget):
         headline.addWidget(self.balance_bar, 1, 2)
         headline.setColumnStretch(2, 1)
         small = QGridLayout()  # two columns of label and value
-        rows = (("Commit latency", self.commit_latency), ("First audio", self.first_audio),
-                ("Underruns", self.underruns), ("Words committed / spoken", self.words),
-                ("Input level", self.level_bar), ("CPU load", self.cpu), ("Machine pace", self.pace),
-                ("Spoken language", self.language))  # fmt: skip
-        for i, (label, widget) in enumerate(rows):
+        rows: tuple[tuple[str, QWidget], ...] = (
+            ("Commit latency", self.commit_latency),
+            ("First audio", self.first_audio),
+            ("Underruns", self.underruns),
+            ("Words committed / spoken", self.words),
+            ("Input level", self.level_bar),
+            ("CPU load", self.cpu),
+            ("Machine pace", self.pace),
+            ("Spoken language", self.language),
+        )
+        for i, (label, cell) in enumerate(rows):
             row, column = i % 4, 2 * (i // 4)
             small.addWidget(QLabel(label), row, column)
-            small.addWidget(widget, row, column + 1)
-            if not widget.accessibleName():
-                widget.setAccessibleName(label)
+            small.addWidget(cell, row, column + 1)
+            if not cell.accessibleName():
+                cell.setAccessibleName(label)
         small.setColumnStretch(1, 1)
         small.setColumnStretch(3, 1)
         figures = QVBoxLayout()
@@ -189,8 +198,11 @@ class MetersPanel(QWidget):
     def show_summary(self, report: dict, wer_committed: float | None = None) -> None:
         """A finished session: its summary, and its lag over the whole session (each word at its play time)."""
         self.summary.setText(summary_text(report, wer_committed))
-        points = [(w["speak_end_s"], w[m.EAR_VOICE_LAG_S]) for w in report.get("words") or []
-                  if w.get("speak_end_s") is not None and w.get(m.EAR_VOICE_LAG_S) is not None]  # fmt: skip
+        points = [
+            (w["speak_end_s"], w[m.EAR_VOICE_LAG_S])
+            for w in report.get("words") or []
+            if w.get("speak_end_s") is not None and w.get(m.EAR_VOICE_LAG_S) is not None
+        ]
         if points:
             xs, ys = zip(*points, strict=True)
             self._lag_curve.setData(list(xs), list(ys))

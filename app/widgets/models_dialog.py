@@ -143,8 +143,15 @@ class ModelsDialog(QDialog):
         self.table.setRowCount(len(self._models))
         for row, info in enumerate(self._models):
             used = self.in_use(info)
-            cells = (IN_USE if used else "", info.kind, info.name, info.engine, f"{info.size_bytes / 1e6:.0f} MB",
-                     info.licence, str(info.path))  # fmt: skip
+            cells = (
+                IN_USE if used else "",
+                info.kind,
+                info.name,
+                info.engine,
+                f"{info.size_bytes / 1e6:.0f} MB",
+                info.licence,
+                str(info.path),
+            )
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if column == len(COLUMNS) - 1 and info.source:
@@ -221,9 +228,10 @@ class ModelsDialog(QDialog):
 
     def _add_url(self) -> None:
         text, ok = QInputDialog.getText(
-            self, "Add a model from an address",
+            self,
+            "Add a model from an address",
             "Address of a .onnx voice or a .zip model, optionally followed by its SHA-256 checksum:",
-        )  # fmt: skip
+        )
         if ok and text.strip():
             url, sha256 = split_address(text)
             self.add_url(url, sha256)
@@ -247,7 +255,7 @@ class ModelsDialog(QDialog):
                 relay.failed.emit(f"Cancelled: {exc}. Adding the same address again resumes the download.")
             except (DownloadError, ModelError, OSError) as exc:
                 relay.failed.emit(f"Not added: {exc}")
-            except Exception as exc:  # noqa: BLE001 - shown to the user; the list stays as it was
+            except Exception as exc:
                 log.exception("adding a model failed")
                 relay.failed.emit(f"Not added: {exc}")
             else:

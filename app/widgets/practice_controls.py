@@ -44,17 +44,24 @@ class PracticeControls(QWidget):
         self.speed_slider.setPageStep(1)
         self.speed_slider.setTickPosition(QSlider.TickPosition.TicksBelow)
         self.speed_slider.setAccessibleName("Speed")
-        self.speed_slider.setToolTip("Play the recording slower (or faster) with its pitch kept: your EVS and the "
-                                     "words are timed on it as it plays")  # fmt: skip
+        self.speed_slider.setToolTip(
+            "Play the recording slower (or faster) with its pitch kept: your EVS and the "
+            "words are timed on it as it plays"
+        )
         self.speed_label = QLabel()
         self.speed_label.setMinimumWidth(40)
         self.sentences = QCheckBox("Sentence by sentence (listen, then repeat)")
-        self.sentences.setToolTip("Each sentence plays, then a pause as long as it lets you say it after it; every "
-                                  "sentence is scored. Off: you shadow the recording as it plays.")  # fmt: skip
+        self.sentences.setToolTip(
+            "Each sentence plays, then a pause as long as it lets you say it after it; every "
+            "sentence is scored. Off: you shadow the recording as it plays."
+        )
         self.loop = QCheckBox("Loop from")
-        self.loop.setToolTip("Play a stretch again and again, a short gap between passes; every pass is scored, and "
-                             "the best and the last are shown")  # fmt: skip
-        self.loop_a, self.loop_b = QDoubleSpinBox(), QDoubleSpinBox()
+        self.loop.setToolTip(
+            "Play a stretch again and again, a short gap between passes; every pass is scored, and "
+            "the best and the last are shown"
+        )
+        self.loop_a: QDoubleSpinBox = QDoubleSpinBox()
+        self.loop_b: QDoubleSpinBox = QDoubleSpinBox()
         for spin, name in ((self.loop_a, "Loop start (A)"), (self.loop_b, "Loop end (B)")):
             spin.setRange(0.0, 36000.0)
             spin.setDecimals(2)
@@ -74,10 +81,12 @@ class PracticeControls(QWidget):
         for code, name in COMMON_LANGUAGES.items():
             self.into.addItem(f"{name} ({code})", code)
         self.into.setAccessibleName("Interpret into")
-        self.into.setToolTip("The language you interpret into. English: the recording's English text is shown word "
-                             "by word as you say it. Another: you are heard in it (Whisper base) and timed per "
-                             "sentence; chrF against the recording's name + .es.txt (say) when that lies beside "
-                             "it")  # fmt: skip
+        self.into.setToolTip(
+            "The language you interpret into. English: the recording's English text is shown word "
+            "by word as you say it. Another: you are heard in it (Whisper base) and timed per "
+            "sentence; chrF against the recording's name + .es.txt (say) when that lies beside "
+            "it"
+        )
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         speed = QHBoxLayout()
@@ -100,12 +109,12 @@ class PracticeControls(QWidget):
         grid.setColumnStretch(1, 1)
         self._load()
         self.speed_slider.valueChanged.connect(self._save)
-        self.sentences.toggled.connect(lambda on: on and self.loop.setChecked(False))
-        self.loop.toggled.connect(lambda on: on and self.sentences.setChecked(False))
+        self.sentences.toggled.connect(lambda on: self.loop.setChecked(False) if on else None)
+        self.loop.toggled.connect(lambda on: self.sentences.setChecked(False) if on else None)
         for box in (self.sentences, self.loop):
             box.toggled.connect(self._save)
-        for spin in (self.loop_a, self.loop_b, self.passes):
-            spin.valueChanged.connect(self._save)
+        for field in (self.loop_a, self.loop_b, self.passes):
+            field.valueChanged.connect(self._save)
         self.into.currentIndexChanged.connect(self._save)
 
     def speed(self) -> float:
@@ -144,12 +153,12 @@ class PracticeControls(QWidget):
 
     def _load(self) -> None:
         s = self._settings
-        self.set_speed(float(s.value(KEY_SPEED, 1.0, type=float)))
+        self.set_speed(float(str(s.value(KEY_SPEED, 1.0, type=float))))
         self.sentences.setChecked(bool(s.value(KEY_SENTENCES, False, type=bool)))
         self.loop.setChecked(bool(s.value(f"{KEY_LOOP}/on", False, type=bool)) and not self.sentences.isChecked())
-        self.loop_a.setValue(float(s.value(f"{KEY_LOOP}/a_s", 0.0, type=float)))
-        self.loop_b.setValue(float(s.value(f"{KEY_LOOP}/b_s", 5.0, type=float)))
-        self.passes.setValue(int(s.value(f"{KEY_LOOP}/passes", 3, type=int)))
+        self.loop_a.setValue(float(str(s.value(f"{KEY_LOOP}/a_s", 0.0, type=float))))
+        self.loop_b.setValue(float(str(s.value(f"{KEY_LOOP}/b_s", 5.0, type=float))))
+        self.passes.setValue(int(str(s.value(f"{KEY_LOOP}/passes", 3, type=int))))
         self.into.setCurrentIndex(max(self.into.findData(str(s.value(KEY_INTO, "en", type=str))), 0))
         self.speed_label.setText(speed_text(self.speed()))
 
@@ -158,8 +167,12 @@ class PracticeControls(QWidget):
         s = self._settings
         s.setValue(KEY_SPEED, self.speed())
         s.setValue(KEY_SENTENCES, self.sentences.isChecked())
-        for key, value in (("on", self.loop.isChecked()), ("a_s", self.loop_a.value()), ("b_s", self.loop_b.value()),
-                           ("passes", self.passes.value())):  # fmt: skip
+        for key, value in (
+            ("on", self.loop.isChecked()),
+            ("a_s", self.loop_a.value()),
+            ("b_s", self.loop_b.value()),
+            ("passes", self.passes.value()),
+        ):
             s.setValue(f"{KEY_LOOP}/{key}", value)
         s.setValue(KEY_INTO, self.into.currentData())
         s.sync()

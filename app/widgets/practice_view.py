@@ -16,8 +16,12 @@ from engine.practice.live_common import PracticeSnapshot
 from engine.practice.marks import MarkedWord, WordState, running_median
 from engine.practice.summary import figure_lines
 
-COLOURS = {WordState.SAID: "#2e7d32", WordState.SUBSTITUTED: "#b36b00", WordState.MISSED: "#b00020",
-           WordState.AHEAD: "#8a8a8a"}  # fmt: skip
+COLOURS = {
+    WordState.SAID: "#2e7d32",
+    WordState.SUBSTITUTED: "#b36b00",
+    WordState.MISSED: "#b00020",
+    WordState.AHEAD: "#8a8a8a",
+}
 HEADPHONES = "Wear headphones: without them the source reaches the microphone and is scored as you."
 REPLAY_LEAD_S = 1.0  # a replay from a word starts this much before it
 
@@ -102,16 +106,18 @@ class PracticeView(QWidget):
         self.evs_plot.setLabel("bottom", "source time", units="s")
         self.evs_plot.addLegend(offset=(5, 5))
         self.evs_curve = self.evs_plot.plot(pen=pg.mkPen("#1f77b4", width=2), symbol="o", symbolSize=5, name="you")
-        self.pace_curve = self.evs_plot.plot(pen=pg.mkPen("#8a8a8a", width=1, style=Qt.PenStyle.DashLine),
-                                             name="liveshadow")  # fmt: skip
+        self.pace_curve = self.evs_plot.plot(
+            pen=pg.mkPen("#8a8a8a", width=1, style=Qt.PenStyle.DashLine), name="liveshadow"
+        )
         self.progress_plot = pg.PlotWidget()
         self.progress_plot.setAccessibleName("Progress over attempts")
         self.progress_plot.setLabel("left", "EVS median", units="s")
         self.progress_plot.setLabel("bottom", "attempt")
         self.progress_plot.addLegend(offset=(5, 5))
         self.progress_curve = self.progress_plot.plot(pen=pg.mkPen("#1f77b4", width=2), symbol="o", name="EVS median")
-        self.accuracy_curve = self.progress_plot.plot(pen=pg.mkPen("#2e7d32", width=2), symbol="t",
-                                                      name="accuracy (1 = all)")  # fmt: skip
+        self.accuracy_curve = self.progress_plot.plot(
+            pen=pg.mkPen("#2e7d32", width=2), symbol="t", name="accuracy (1 = all)"
+        )
         for plot in (self.evs_plot, self.progress_plot):
             plot.setBackground(self.palette().color(QPalette.ColorRole.Base))
             plot.setMinimumHeight(120)
@@ -196,12 +202,15 @@ class PracticeView(QWidget):
         self.evs_label.setText(_seconds(evs.get("median")))
         self.evs_title.setText("You started after" if repeated else "Your EVS")
         if repeated:
-            points = [(r["speech_end_s"], r["started_after_s"]) for r in report["sentences"]
-                      if r["started_after_s"] is not None]  # fmt: skip
+            points = [
+                (r["speech_end_s"], r["started_after_s"])
+                for r in report["sentences"]
+                if r["started_after_s"] is not None
+            ]
         else:
             points = [(w["source_end_s"], w["evs_s"]) for w in report.get("words") or [] if w.get("evs_s") is not None]
         machine = report.get("machine_lag_s") or {}
-        self._plot(points, [tuple(p) for p in machine.get("per_word") or []])  # type: ignore[misc]
+        self._plot(points, [tuple(p) for p in machine.get("per_word") or []])
         self.summary.setText(summary_text(report))
         self.summary.show()
 
@@ -209,14 +218,17 @@ class PracticeView(QWidget):
         """Past attempts at this recording, oldest first: EVS median and accuracy per attempt."""
         xs = list(range(1, len(entries) + 1))
         # interpreting attempts: the sentence lag, and chrF / 100 in place of accuracy
-        lags = [e.get("evs_median_s", e.get("sentence_lag_median_s", e.get("started_after_median_s"))) or 0.0
-                for e in entries]  # fmt: skip
+        lags = [
+            e.get("evs_median_s", e.get("sentence_lag_median_s", e.get("started_after_median_s"))) or 0.0
+            for e in entries
+        ]
         scores = [e["accuracy"] if "accuracy" in e else (e.get("chrf") or 0.0) / 100 for e in entries]
         self.progress_curve.setData(xs, lags)
         self.accuracy_curve.setData(xs, scores)
         # each attempt's speed under its number (the source slowed is easier: progress is read at the same speed)
-        ticks = [(x, f"{x}" if e.get("speed", 1.0) == 1.0 else f"{x}\n{e['speed']:g}×")
-                 for x, e in enumerate(entries, 1)]  # fmt: skip
+        ticks = [
+            (x, f"{x}" if e.get("speed", 1.0) == 1.0 else f"{x}\n{e['speed']:g}×") for x, e in enumerate(entries, 1)
+        ]
         self.progress_plot.getAxis("bottom").setTicks([ticks] if len(ticks) <= 20 else None)
         if entries:
             last = time.strftime("%d %b %H:%M", time.localtime(entries[-1]["at"]))

@@ -7,10 +7,13 @@ is not stored: it is whichever preset the knobs match, or "Custom".
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
+    QDockWidget,
     QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
@@ -19,6 +22,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QWidget,
 )
@@ -57,8 +61,10 @@ def preset_figures_text(item: Preset | None) -> str:
     if item.figures is None:
         return item.summary
     f = item.figures
-    return (f"lag median {f.lag_median_s:.1f} s (p90 {f.lag_p90_s:.1f} s) · wer_spoken {f.wer_spoken:.2f} "
-            f"· measured on {f.machine}")  # fmt: skip
+    return (
+        f"lag median {f.lag_median_s:.1f} s (p90 {f.lag_p90_s:.1f} s) · wer_spoken {f.wer_spoken:.2f} "
+        f"· measured on {f.machine}"
+    )
 
 
 def _add_row(form: QFormLayout, label: str, widget: QWidget) -> None:
@@ -177,8 +183,11 @@ class SettingsPanel(QWidget):
         self.preset_figures = QLabel()
         self.preset_figures.setWordWrap(True)
         self.preset_figures.setAccessibleName("What the preset measured")
-        for button, name in ((self.source_browse, "recording"), (self.model_browse, "recognizer model"),
-                             (self.voice_browse, "voice")):  # fmt: skip
+        for button, name in (
+            (self.source_browse, "recording"),
+            (self.model_browse, "recognizer model"),
+            (self.voice_browse, "voice"),
+        ):
             button.setAccessibleName(f"Browse for the {name}")
         # mode and source: shown in the window's top bar (``source_box``)
         self.source_box = QWidget()
@@ -186,8 +195,10 @@ class SettingsPanel(QWidget):
         top.setContentsMargins(0, 0, 0, 0)
         self.source_file.setAccessibleName("Recording")
         recording = _path_row(self.source_file, self.source_browse)
-        rows = ((("Mode", self.mode), ("Spoken language", self.language)),
-                (("Source", self.source), ("Recording", recording)))  # fmt: skip
+        rows = (
+            (("Mode", self.mode), ("Spoken language", self.language)),
+            (("Source", self.source), ("Recording", recording)),
+        )
         for row, pairs in enumerate(rows):
             for column, (label, widget) in enumerate(pairs):
                 if not widget.accessibleName():
@@ -240,8 +251,9 @@ class SettingsPanel(QWidget):
         interpreting = self.interpreting()
         self.language.setEnabled(interpreting or practising)
         shadowing_practice = practising and not self.practice_interpreting()
-        self.language.setItemText(self.language.findData(AUTO_LANGUAGE),
-                                  AUTO_ENGLISH if shadowing_practice else AUTO_DETECTED)  # fmt: skip
+        self.language.setItemText(
+            self.language.findData(AUTO_LANGUAGE), AUTO_ENGLISH if shadowing_practice else AUTO_DETECTED
+        )
         if self.practice_interpreting():
             self.language.setToolTip("The recording's language; you speak English (Auto: detected)")
         elif practising:
@@ -270,17 +282,25 @@ class SettingsPanel(QWidget):
     def apply_preset(self, item: Preset) -> None:
         """Set the knobs ``item`` names (one save and one ``changed`` for all of them)."""
         knobs = item.knobs
-        widgets = (self.commit, self.policy, self.k, self.first_chunk, self.chunk, self.phrase_chunk, self.hurry,
-                   self.tentative_lookahead)  # fmt: skip
+        widgets = (
+            self.commit,
+            self.policy,
+            self.k,
+            self.first_chunk,
+            self.chunk,
+            self.phrase_chunk,
+            self.hurry,
+            self.tentative_lookahead,
+        )
         for widget in widgets:
             widget.blockSignals(True)
         self.commit.setCurrentText(str(knobs["commit"]))
         self.policy.setCurrentIndex(max(self.policy.findData(str(knobs["tts_policy"])), 0))
-        self.k.setValue(int(knobs["k"]))  # type: ignore[call-overload]
-        self.first_chunk.setValue(int(knobs["first_chunk"]))  # type: ignore[call-overload]
-        self.chunk.setValue(int(knobs["chunk"]))  # type: ignore[call-overload]
-        self.phrase_chunk.setValue(int(knobs["phrase_chunk"]))  # type: ignore[call-overload]
-        self.hurry.setValue(float(knobs["hurry_below_s"]))  # type: ignore[arg-type]
+        self.k.setValue(int(knobs["k"]))
+        self.first_chunk.setValue(int(knobs["first_chunk"]))
+        self.chunk.setValue(int(knobs["chunk"]))
+        self.phrase_chunk.setValue(int(knobs["phrase_chunk"]))
+        self.hurry.setValue(float(knobs["hurry_below_s"]))
         self.tentative_lookahead.setChecked(bool(knobs["tentative_lookahead"]))
         for widget in widgets:
             widget.blockSignals(False)
@@ -323,7 +343,7 @@ class SettingsPanel(QWidget):
         d = ShadowConfig()
         s = self._settings
 
-        def value(key: str, default: object, kind: type) -> object:
+        def value(key: str, default: object, kind: type) -> Any:
             return s.value(KEY_PREFIX + key, default, type=kind)
 
         mode = str(value("mode", MODE_SHADOW, str))
@@ -349,16 +369,24 @@ class SettingsPanel(QWidget):
     def _save(self) -> None:
         s = self._settings
         for key, val in {
-            "mode": self.mode.currentText(), "translate_from": self.language.currentData(),
-            "source": self.source.currentText(), "source_file": self.source_file.text(),
-            "backend": self.backend.currentText(), "model": self.model.text(), "commit": self.commit.currentText(),
+            "mode": self.mode.currentText(),
+            "translate_from": self.language.currentData(),
+            "source": self.source.currentText(),
+            "source_file": self.source_file.text(),
+            "backend": self.backend.currentText(),
+            "model": self.model.text(),
+            "commit": self.commit.currentText(),
             "tts_policy": self.policy.currentData(),
-            "k": self.k.value(), "first_chunk": self.first_chunk.value(), "chunk": self.chunk.value(),
-            "phrase_chunk": self.phrase_chunk.value(), "voice": self.voice.text(),
-            "voice_rate": self.voice_rate.value(), "hurry_below_s": self.hurry.value(),
+            "k": self.k.value(),
+            "first_chunk": self.first_chunk.value(),
+            "chunk": self.chunk.value(),
+            "phrase_chunk": self.phrase_chunk.value(),
+            "voice": self.voice.text(),
+            "voice_rate": self.voice_rate.value(),
+            "hurry_below_s": self.hurry.value(),
             "echo_guard": self.echo_guard.currentText(),
             "tentative_lookahead": self.tentative_lookahead.isChecked(),
-        }.items():  # fmt: skip
+        }.items():
             s.setValue(KEY_PREFIX + key, val)
         s.sync()
         self._show_preset()
@@ -402,11 +430,31 @@ class SettingsPanel(QWidget):
         interpreting = self.interpreting()
         return ShadowConfig(
             backend="whisper" if interpreting else self.backend.currentText(),
-            model=None if interpreting else self.model.text().strip() or None, translate_from=self.translate_from(),
-            commit=self.commit.currentText(), tts_policy=str(self.policy.currentData()), k=self.k.value(),
+            model=None if interpreting else self.model.text().strip() or None,
+            translate_from=self.translate_from(),
+            commit=self.commit.currentText(),
+            tts_policy=str(self.policy.currentData()),
+            k=self.k.value(),
             first_chunk=self.first_chunk.value(),
-            chunk=self.chunk.value(), phrase_chunk=self.phrase_chunk.value(),
-            voice=self.voice.text().strip() or None, voice_rate=self.voice_rate.value(),
-            echo_guard=self.echo_guard.currentText(), input_device=input_device, output_device=output_device,
-            tentative_lookahead=self.tentative_lookahead.isChecked(), hurry_below_s=self.hurry.value(),
-        )  # fmt: skip
+            chunk=self.chunk.value(),
+            phrase_chunk=self.phrase_chunk.value(),
+            voice=self.voice.text().strip() or None,
+            voice_rate=self.voice_rate.value(),
+            echo_guard=self.echo_guard.currentText(),
+            input_device=input_device,
+            output_device=output_device,
+            tentative_lookahead=self.tentative_lookahead.isChecked(),
+            hurry_below_s=self.hurry.value(),
+        )
+
+
+def settings_dock(panel: SettingsPanel, parent: QWidget) -> QDockWidget:
+    """The settings as a side panel that folds away (scrolled when the window is short)."""
+    scroll = QScrollArea()
+    scroll.setWidgetResizable(True)
+    scroll.setWidget(panel)
+    dock = QDockWidget("Settings", parent)
+    dock.setObjectName("settings")
+    dock.setWidget(scroll)
+    dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetClosable | QDockWidget.DockWidgetFeature.DockWidgetMovable)
+    return dock

@@ -65,10 +65,15 @@ def _rows() -> tuple[Row, ...]:
     rows = [Row("stock_offline", "stock", whole=True), Row("stock_offline_beam5", "stock", whole=True, beam=5)]
     for beam in (1, 5):
         tag = "" if beam == 1 else "_beam5"
-        rows += [Row(f"segments_stock{tag}", "stock", beam=beam), Row(f"segments_full{tag}", "step", window="full",
-                 beam=beam), Row(f"segments_cropped{tag}", "step", beam=beam)]  # fmt: skip
-        rows += [Row(f"segments_context{floor:.0f}s{tag}", "step", window="context", floor_s=floor, beam=beam)
-                 for floor in (5.0, 10.0, 20.0)]  # fmt: skip
+        rows += [
+            Row(f"segments_stock{tag}", "stock", beam=beam),
+            Row(f"segments_full{tag}", "step", window="full", beam=beam),
+            Row(f"segments_cropped{tag}", "step", beam=beam),
+        ]
+        rows += [
+            Row(f"segments_context{floor:.0f}s{tag}", "step", window="context", floor_s=floor, beam=beam)
+            for floor in (5.0, 10.0, 20.0)
+        ]
         rows.append(Row(f"segments_floor{FLOOR_S:.0f}s{tag}", "step", window="floor", floor_s=FLOOR_S, beam=beam))
     return (*rows, Row("la2", "la2"))
 
@@ -191,8 +196,12 @@ def run_ablation(
             if row.whole:
                 out[i] = backend.stock_words(audio[i], beam_size=row.beam)
                 continue
-            out[i] = [w for a, b in segments[i] if b - a >= MIN_SEGMENT_S * SAMPLE_RATE and _has_speech(flags[i], a, b)
-                      for w in decode_segment(backend, audio[i], a, b, row)]  # fmt: skip
+            out[i] = [
+                w
+                for a, b in segments[i]
+                if b - a >= MIN_SEGMENT_S * SAMPLE_RATE and _has_speech(flags[i], a, b)
+                for w in decode_segment(backend, audio[i], a, b, row)
+            ]
         hypotheses[row.name], seconds[row.name] = out, time.perf_counter() - start
     timing = hypotheses.get("stock_offline_beam5") or {i: backend.stock_words(audio[i], beam_size=5) for i in ids}
     reference = {i: reference_times(texts[i], timing[i]) for i in ids}
@@ -216,8 +225,9 @@ def run_ablation(
             "rtf": seconds[name] / total_s,
             "texts": text,
         }
-    words_in = {label: sum(len(texts[i].split()) for i in ids if low <= durations[i] < high)
-                for label, low, high in LENGTHS}  # fmt: skip
+    words_in = {
+        label: sum(len(texts[i].split()) for i in ids if low <= durations[i] < high) for label, low, high in LENGTHS
+    }
     positions = {p: 0 for p in POSITIONS}
     for i in ids:
         for _, t in reference[i]:

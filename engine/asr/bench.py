@@ -41,8 +41,10 @@ def load_manifest(path: Path) -> list[dict]:
 
 def _no_speech_commits(backend: WhisperBackend, vad: SileroVad) -> dict[str, int]:
     rng = np.random.default_rng(0)
-    signals = {"silence_10s": np.zeros(160_000, np.float32),
-               "noise_10s": (0.03 * rng.standard_normal(160_000)).astype(np.float32)}  # fmt: skip
+    signals = {
+        "silence_10s": np.zeros(160_000, np.float32),
+        "noise_10s": (0.03 * rng.standard_normal(160_000)).astype(np.float32),
+    }
     counts = {}
     for name, audio in signals.items():
         counts[name] = len(run_policy(audio, backend, vad).committed)
@@ -64,9 +66,12 @@ def _reference_rows(
     for name, beam in ((m.STOCK_OFFLINE, 1), (m.STOCK_OFFLINE_BEAM5, 5)):
         start = time.perf_counter()
         texts = [backend.transcribe_stock(audio[i], beam_size=beam) for i in ids]
-        rows[name] = {m.WER_COMMITTED: corpus_wer([refs[i] for i in ids], texts),
-                      m.RTF_ASR: (time.perf_counter() - start) / duration, "beam_size": beam,
-                      "texts": dict(zip(ids, texts, strict=True))}  # fmt: skip
+        rows[name] = {
+            m.WER_COMMITTED: corpus_wer([refs[i] for i in ids], texts),
+            m.RTF_ASR: (time.perf_counter() - start) / duration,
+            "beam_size": beam,
+            "texts": dict(zip(ids, texts, strict=True)),
+        }
     rows[m.WINDOWED_OFFLINE] = {
         m.WER_COMMITTED: corpus_wer([refs[i] for i in ids], [" ".join(w.text for w in windowed[i]) for i in ids]),
         m.RTF_ASR: windowed_s / duration,
@@ -179,15 +184,19 @@ def run_bench(
     return {
         "bench": "asr",
         "machine": machine_info(),
-        "config": {"backend": f"whisper {model or 'tiny.en'} int8, short window", "mode": "simulate",
-                   "manifest": str(manifest),
-                   "recordings": len(entries), "audio_s": sum(a.size for a in audio.values()) / SAMPLE_RATE,
-                   "commit_latency_reference": "manifest word_times where present, else offline ASR word timestamps",
-                   "wer_offline": f"{m.STOCK_OFFLINE}: faster-whisper's own transcribe of each whole recording"},
+        "config": {
+            "backend": f"whisper {model or 'tiny.en'} int8, short window",
+            "mode": "simulate",
+            "manifest": str(manifest),
+            "recordings": len(entries),
+            "audio_s": sum(a.size for a in audio.values()) / SAMPLE_RATE,
+            "commit_latency_reference": "manifest word_times where present, else offline ASR word timestamps",
+            "wer_offline": f"{m.STOCK_OFFLINE}: faster-whisper's own transcribe of each whole recording",
+        },
         "results": results,
         "no_speech_commits": _no_speech_commits(backend, vad),
         **({"ablation": ablation} if ablation is not None else {}),
-    }  # fmt: skip
+    }
 
 
 def _second_pass_row(
@@ -217,9 +226,11 @@ def _second_pass_row(
 def format_table(report: dict) -> str:
     results = report["results"]
     policies = {name: r for name, r in results.items() if name not in (*m.ASR_REFERENCES, SECOND_PASS_ROW)}
-    rows = [f"{'policy':<8} {'latency median':>14} {'p90':>6} {'wer_committed':>13} {'wer_offline':>11} "
-            f"{'rtf_asr':>7} {'behind max':>10} {'in steps':>8} "
-            f"{'step cost 1st/last quarter (sonnet)':>36}"]  # fmt: skip
+    rows = [
+        f"{'policy':<8} {'latency median':>14} {'p90':>6} {'wer_committed':>13} {'wer_offline':>11} "
+        f"{'rtf_asr':>7} {'behind max':>10} {'in steps':>8} "
+        f"{'step cost 1st/last quarter (sonnet)':>36}"
+    ]
     for policy, r in policies.items():
         lat, steps = r[m.COMMIT_LATENCY_S], r["long_step_cost_s"]
         cost = (
@@ -235,27 +246,38 @@ def format_table(report: dict) -> str:
     second = results.get(SECOND_PASS_ROW)
     if second is not None:
         lat = second[m.COMMIT_LATENCY_S]
-        rows.append(f"{SECOND_PASS_ROW}: wer_committed {second[m.WER_COMMITTED]:.3f} (first pass "
-                    f"{second['wer_first_pass']:.3f}), {second['words_revised']} words revised in "
-                    f"{second['revisions']} revisions ({second['revisions_late']} found too late), latency "
-                    f"{lat['median']:.2f} / {lat['p90']:.2f} s, second rtf {second['second_rtf']:.2f}")  # fmt: skip
+        rows.append(
+            f"{SECOND_PASS_ROW}: wer_committed {second[m.WER_COMMITTED]:.3f} (first pass "
+            f"{second['wer_first_pass']:.3f}), {second['words_revised']} words revised in "
+            f"{second['revisions']} revisions ({second['revisions_late']} found too late), latency "
+            f"{lat['median']:.2f} / {lat['p90']:.2f} s, second rtf {second['second_rtf']:.2f}"
+        )
     stock = results.get(m.STOCK_OFFLINE)
     for name in m.ASR_REFERENCES:
         r = results.get(name)
         if r is None:
             continue
         against = ", ".join(f"{p} {policies[p][m.WER_COMMITTED] - r[m.WER_COMMITTED]:+.3f}" for p in policies)
-        rows.append(f"{name:<20} wer_committed {r[m.WER_COMMITTED]:.3f}, rtf_asr {r[m.RTF_ASR]:.3f}"
-                    + (f"; the policies' WER against it: {against}" if r is stock and against else ""))  # fmt: skip
+        rows.append(
+            f"{name:<20} wer_committed {r[m.WER_COMMITTED]:.3f}, rtf_asr {r[m.RTF_ASR]:.3f}"
+            + (f"; the policies' WER against it: {against}" if r is stock and against else "")
+        )
     la = results.get("la2", {}).get("long_rss_mb", {})
     if la.get("first_quarter_median") is not None:
-        rows.append(f"la2 on the long passage: RSS {la['first_quarter_median']:.0f} MB in the first quarter of its "
-                    f"steps, {la['last_quarter_median']:.0f} MB in the last")  # fmt: skip
+        rows.append(
+            f"la2 on the long passage: RSS {la['first_quarter_median']:.0f} MB in the first quarter of its "
+            f"steps, {la['last_quarter_median']:.0f} MB in the last"
+        )
     quiet = report["no_speech_commits"]
     rows.append(f"committed words on 10 s of silence: {quiet['silence_10s']}, on 10 s of noise: {quiet['noise_10s']}")
     if "ablation" in report:
-        rows += ["", "ablation (WER; per recording length and per word position in liveshadow's segments):",
-                 format_ablation(report["ablation"])]  # fmt: skip
-    rows.append(f"{report['config']['recordings']} recordings, {report['config']['audio_s']:.0f} s; "
-                f"{describe_machine(report['machine'])}")  # fmt: skip
+        rows += [
+            "",
+            "ablation (WER; per recording length and per word position in liveshadow's segments):",
+            format_ablation(report["ablation"]),
+        ]
+    rows.append(
+        f"{report['config']['recordings']} recordings, {report['config']['audio_s']:.0f} s; "
+        f"{describe_machine(report['machine'])}"
+    )
     return "\n".join(rows)

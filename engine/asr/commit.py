@@ -16,8 +16,13 @@ from engine.asr.words import Word
 
 
 class CommitPolicy(Protocol):
-    name: str
-    streaming: bool  # False for a policy that waits for the end of an utterance (offline): no hold bound
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def streaming(self) -> bool:
+        """False for a policy that waits for the end of an utterance (offline): no hold bound."""
+        ...
 
     def update(self, tail: Sequence[Word], heard_s: float | None = None, limit: int | None = None) -> int:
         """Words of ``tail`` (a prefix) to commit now, given the hypothesis of this step (made on ``heard_s`` of

@@ -17,6 +17,7 @@ import logging
 import threading
 import unicodedata
 from collections.abc import Sequence
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,7 @@ class EnglishGuard:
     """``check(words, spoken_language)`` → which words may be spoken in English (True) and which not."""
 
     def __init__(self) -> None:
-        self._identifier = None
+        self._identifier: Any = None  # py3langid's LanguageIdentifier, loaded on first use
         self._languages: tuple[str, ...] = ()
         self._lock = threading.Lock()
 

@@ -4,11 +4,27 @@ from __future__ import annotations
 
 # code → English name; Whisper's codes. Any other code Whisper knows is accepted on the command line.
 COMMON_LANGUAGES = {
-    "es": "Spanish", "fr": "French", "de": "German", "pt": "Portuguese", "it": "Italian", "nl": "Dutch",
-    "pl": "Polish", "ru": "Russian", "uk": "Ukrainian", "tr": "Turkish", "ar": "Arabic", "hi": "Hindi",
-    "zh": "Chinese", "ja": "Japanese", "ko": "Korean", "vi": "Vietnamese", "id": "Indonesian", "sv": "Swedish",
-    "cs": "Czech", "el": "Greek",
-}  # fmt: skip
+    "es": "Spanish",
+    "fr": "French",
+    "de": "German",
+    "pt": "Portuguese",
+    "it": "Italian",
+    "nl": "Dutch",
+    "pl": "Polish",
+    "ru": "Russian",
+    "uk": "Ukrainian",
+    "tr": "Turkish",
+    "ar": "Arabic",
+    "hi": "Hindi",
+    "zh": "Chinese",
+    "ja": "Japanese",
+    "ko": "Korean",
+    "vi": "Vietnamese",
+    "id": "Indonesian",
+    "sv": "Swedish",
+    "cs": "Czech",
+    "el": "Greek",
+}
 
 
 def language_name(code: str | None) -> str:

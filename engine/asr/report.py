@@ -34,8 +34,7 @@ def transcription_report(
 ) -> dict:
     hypothesis = " ".join(w.text for w in run.committed)
     latencies = commit_latencies(run.committed, reference_words)
-    has_reference = reference_text is not None
-    wer_offline = wer(reference_text, offline_text) if has_reference and offline_text is not None else None
+    wer_offline = wer(reference_text, offline_text) if reference_text is not None and offline_text is not None else None
     return {
         m.COMMIT_LATENCY_S: aggregate(latencies),
         "commit_latency_reference": reference_source,
@@ -48,7 +47,10 @@ def transcription_report(
         "words": [
             {"text": w.text, "start_s": w.start_s, "end_s": w.end_s, "commit_s": w.commit_s} for w in run.committed
         ],
-        "steps": {"n": len(run.step_compute_s), "compute_s": aggregate(run.step_compute_s),
-                  "buffer_s": aggregate(run.step_buffer_s)},
+        "steps": {
+            "n": len(run.step_compute_s),
+            "compute_s": aggregate(run.step_compute_s),
+            "buffer_s": aggregate(run.step_buffer_s),
+        },
         "audio_s": run.audio_s,
-    }  # fmt: skip
+    }

@@ -14,8 +14,8 @@ from engine.asr.commit import make_commit_policy
 from engine.asr.second_pass import SecondPass
 from engine.asr.streaming import CommittedWord, StepResult, StreamingRecognizer
 from engine.asr.vad import SileroVad
-from engine.audio.capture import Capture
 from engine.audio.devices import AudioDeviceError
+from engine.audio.ports import BlockSource
 from engine.clock import Clock, SimulatedClock
 
 log = logging.getLogger(__name__)
@@ -183,8 +183,9 @@ def _record(
     """Commit times are known only after the step's compute is charged: stamp them now, then keep the step (and
     return it as stamped)."""
     now = clock.now()
-    stamped = replace(result, committed=[replace(w, commit_s=now) for w in result.committed], at_s=now,
-                      compute_s=compute_s)  # fmt: skip
+    stamped = replace(
+        result, committed=[replace(w, commit_s=now) for w in result.committed], at_s=now, compute_s=compute_s
+    )
     if run.keep_words:
         run.committed.extend(stamped.committed)
     run.forced_words += result.forced
@@ -198,7 +199,7 @@ def _record(
 
 
 def run_capture(
-    capture: Capture,
+    capture: BlockSource,
     recognizer: StreamingRecognizer,
     clock: Clock,
     should_stop: Callable[[], bool],

@@ -98,8 +98,11 @@ class SecondPass:
             if words and stop_i > start_i:
                 words = words[:-1] + (replace(words[-1], pause_after=self.words[stop_i - 1].pause_after),)
             revision = Revision(start_i, stop_i, words, landed)
-            log.debug("second pass: %r -> %r", " ".join(w.text for w in self.words[start_i:stop_i]),
-                      " ".join(w.text for w in words))  # fmt: skip
+            log.debug(
+                "second pass: %r -> %r",
+                " ".join(w.text for w in self.words[start_i:stop_i]),
+                " ".join(w.text for w in words),
+            )
             self.words[start_i:stop_i] = list(words)
             applied.append(revision)
         self.revisions.extend(reversed(applied))

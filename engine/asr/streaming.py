@@ -195,6 +195,12 @@ class StreamingRecognizer:
         self.last_heard: tuple[np.ndarray, float] | None = None
 
     # ----- audio
+    def set_pace(self, trim_s: float | None, start_beam: bool) -> None:
+        """What the machine's pace allows (``pipeline.pace``): the buffer cut at ``trim_s`` (None: as configured),
+        and a buffer's first seconds decoded with the configured beams or with one."""
+        self.trim_s = trim_s or self.config.trim_s
+        self.start_beam_size = self.config.start_beam_size if start_beam else 0
+
     def insert_audio(self, samples: np.ndarray) -> None:
         data = np.asarray(samples, np.float32).reshape(-1)
         self._buffer = np.concatenate([self._buffer, data])
@@ -209,9 +215,13 @@ class StreamingRecognizer:
         if self._buffer.size > cap:
             dropped = (self._buffer.size - cap) / SAMPLE_RATE
             self.dropped_audio_s += dropped
-            log.warning("recognizer buffer over %.0f s with nothing committed; dropping its oldest %.2f s of audio "
-                        "(%.1f s in this session)", self.config.max_buffer_s, dropped,
-                        self.dropped_audio_s)  # fmt: skip
+            log.warning(
+                "recognizer buffer over %.0f s with nothing committed; dropping its oldest %.2f s of audio "
+                "(%.1f s in this session)",
+                self.config.max_buffer_s,
+                dropped,
+                self.dropped_audio_s,
+            )
             self._cut(self._buffer.size - cap)
 
     @property
@@ -274,8 +284,11 @@ class StreamingRecognizer:
         keys = [w.key for w in hypothesis]
         for n in range(len(recent), 0, -1):
             gram = recent[-n:]
-            ends = [j for j in range(n, len(keys) + 1) if keys[j - n : j] == gram
-                    and abs(hypothesis[j - 1].end_s - last_end) <= ALIGN_TOLERANCE_S]  # fmt: skip
+            ends = [
+                j
+                for j in range(n, len(keys) + 1)
+                if keys[j - n : j] == gram and abs(hypothesis[j - 1].end_s - last_end) <= ALIGN_TOLERANCE_S
+            ]
             if ends:
                 return min(ends, key=lambda j: abs(hypothesis[j - 1].end_s - last_end))
         return None
@@ -317,8 +330,11 @@ class StreamingRecognizer:
             kept = drop_unspoken(words, frames, self._offset_s)
             kept = without_quiet_tail(kept, self._buffer[:end], self._offset_s, self._level.db())
         if len(kept) < len(words) and log.isEnabledFor(logging.DEBUG):
-            log.debug("dropped %d word(s) nobody said: %s", len(words) - len(kept),
-                      " ".join(w.text for w in words if w not in kept))  # fmt: skip
+            log.debug(
+                "dropped %d word(s) nobody said: %s",
+                len(words) - len(kept),
+                " ".join(w.text for w in words if w not in kept),
+            )
         return kept, len(words) - len(kept)
 
     def step(self, now_s: float) -> StepResult:
@@ -477,8 +493,11 @@ class StreamingRecognizer:
             return
         end = speech_end + int(FINISH_TAIL_S * SAMPLE_RATE)
         if 0 < end < self._buffer.size:
-            log.debug("last decode ends %.2f s after the speech (%.2f s of quiet left out)", FINISH_TAIL_S,
-                      (self._buffer.size - end) / SAMPLE_RATE)  # fmt: skip
+            log.debug(
+                "last decode ends %.2f s after the speech (%.2f s of quiet left out)",
+                FINISH_TAIL_S,
+                (self._buffer.size - end) / SAMPLE_RATE,
+            )
             self._buffer = self._buffer[:end]
 
     def _commit(
@@ -496,8 +515,9 @@ class StreamingRecognizer:
                 pause = after.start_s - w.end_s >= PAUSE_S
             else:
                 pause = paused or (frames is not None and frames.quiet_from(w.end_s, audio_end) >= PAUSE_S)
-            committed.append(CommittedWord(w.text, w.start_s, w.end_s, now_s, pause, audio_end,
-                                           forced=i >= len(words) - forced))  # fmt: skip
+            committed.append(
+                CommittedWord(w.text, w.start_s, w.end_s, now_s, pause, audio_end, forced=i >= len(words) - forced)
+            )
         self._committed.extend(committed)
         if len(self._committed) > 2 * KEEP_COMMITTED_WORDS:
             del self._committed[:-KEEP_COMMITTED_WORDS]

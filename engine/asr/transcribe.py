@@ -59,11 +59,17 @@ def transcribe_file(
         source = "offline ASR word timestamps"
     text = entry.get("text") if entry else None
     report = transcription_report(run, text, reference, source, offline_text(backend, audio) if text else None)
-    report.update({
-        "command": "transcribe",
-        "file": str(path),
-        "config": {"backend": backend.name, "commit": commit, "mode": "realtime" if realtime else "simulate",
-                   "min_step_s": min_step_s},
-        "machine": machine_info(),
-    })  # fmt: skip
+    report.update(
+        {
+            "command": "transcribe",
+            "file": str(path),
+            "config": {
+                "backend": backend.name,
+                "commit": commit,
+                "mode": "realtime" if realtime else "simulate",
+                "min_step_s": min_step_s,
+            },
+            "machine": machine_info(),
+        }
+    )
     return report

@@ -56,7 +56,7 @@ class VoskBackend:
         self._vosk = vosk
         self.reset()
 
-    def _recognizer(self):  # type: ignore[no-untyped-def]
+    def _recognizer(self):
         recognizer = self._vosk.KaldiRecognizer(self._model, SAMPLE_RATE)
         recognizer.SetWords(True)
         recognizer.SetPartialWords(True)

@@ -170,7 +170,7 @@ class WhisperBackend:
         backend = self
 
         class _ShortWindowModel(WhisperModel):
-            def encode(self, features):  # type: ignore[no-untyped-def]
+            def encode(self, features):
                 if backend._encode_frames is not None:
                     features = features[..., : backend._encode_frames]
                 return super().encode(features)
@@ -264,8 +264,10 @@ class WhisperBackend:
         self._encode_frames = None
         segments, _ = self._model.transcribe(
             np.ascontiguousarray(audio, dtype=np.float32).reshape(-1),
-            language=self.language, task=self.task, beam_size=beam_size,
-        )  # fmt: skip
+            language=self.language,
+            task=self.task,
+            beam_size=beam_size,
+        )
         return " ".join(segment.text.strip() for segment in segments).strip()
 
     def _stock_segments(self, audio: np.ndarray, beam_size: int) -> Iterator[list[Word]]:
@@ -273,8 +275,11 @@ class WhisperBackend:
         self._encode_frames = None
         segments, _ = self._model.transcribe(
             np.ascontiguousarray(audio, dtype=np.float32).reshape(-1),
-            language=self.language, task=self.task, beam_size=beam_size, word_timestamps=True,
-        )  # fmt: skip
+            language=self.language,
+            task=self.task,
+            beam_size=beam_size,
+            word_timestamps=True,
+        )
         spaced = self.task == "translate" or self.language not in UNSPACED_LANGUAGES
         for segment in segments:
             raw = [(w.word, float(w.start), float(w.end)) for w in (segment.words or [])]
@@ -327,16 +332,19 @@ class WhisperBackend:
             max_new_tokens=self.max_new_tokens,
             no_speech_threshold=self.no_speech_threshold,
         )
-        floor = None if full_window else self.min_avg_logprob
+        logprob_floor = None if full_window else self.min_avg_logprob
         words: list[Word] = []
         for segment in _first_pass(segments, duration):
             raw = [(w.word, float(w.start), float(w.end)) for w in (segment.words or [])]
             spaced = self.task == "translate" or self.language not in UNSPACED_LANGUAGES
             segment_words = join_pieces(raw) if spaced else [Word(t.strip(), s, e) for t, s, e in raw]
-            if floor is not None and segment.avg_logprob < floor:
+            if logprob_floor is not None and segment.avg_logprob < logprob_floor:
                 self.failed = True
-                log.debug("a failed decode (average log-probability %.2f) left out: %s", segment.avg_logprob,
-                          " ".join(w.text for w in segment_words))  # fmt: skip
+                log.debug(
+                    "a failed decode (average log-probability %.2f) left out: %s",
+                    segment.avg_logprob,
+                    " ".join(w.text for w in segment_words),
+                )
                 continue
             words.extend(w for w in segment_words if w.text)
         # A loop is cut before the padding's words are dropped: on a short utterance Whisper repeats it into the

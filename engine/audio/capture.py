@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import queue
+from typing import Any
 
 import numpy as np
 
@@ -84,7 +85,7 @@ class Capture(BlockQueue):
         self.device_rate = negotiate_rate(device, "input", rate)
         self.blocksize = max(int(block_s * self.device_rate), 1)
         self._resampler = StreamResampler(self.device_rate, rate)
-        self._stream = None
+        self._stream: Any = None  # sounddevice's stream, once started
 
     def _callback(self, indata: np.ndarray, frames: int, time_info: object, status: object) -> None:
         self._enqueue(indata[:, 0].copy())
@@ -97,9 +98,13 @@ class Capture(BlockQueue):
         try:
             with opened_as(self.device, "input") as device:
                 self._stream = sd.InputStream(
-                    samplerate=self.device_rate, blocksize=self.blocksize, device=device, channels=1,
-                    dtype="float32", callback=self._callback,
-                )  # fmt: skip
+                    samplerate=self.device_rate,
+                    blocksize=self.blocksize,
+                    device=device,
+                    channels=1,
+                    dtype="float32",
+                    callback=self._callback,
+                )
             self._stream.start()
         except (sd.PortAudioError, ValueError) as exc:
             raise AudioDeviceError(f"cannot open {device_label(self.device, 'input')}: {exc}") from exc

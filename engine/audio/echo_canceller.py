@@ -67,8 +67,9 @@ class EchoCanceller:
         self._apm = None
         self._ns = None
         if method == "webrtc":
-            self._apm = _webrtc().AudioProcessor(sample_rate=RATE, num_channels=1, echo_cancellation=True,
-                                                 noise_suppression=noise_suppression)  # fmt: skip
+            self._apm = _webrtc().AudioProcessor(
+                sample_rate=RATE, num_channels=1, echo_cancellation=True, noise_suppression=noise_suppression
+            )
         elif noise_suppression:
             self._ns = _webrtc().NoiseSuppressor(sample_rate=RATE, num_channels=1)
         self.frame = BLOCK if method == "kalman" else WEBRTC_FRAME
@@ -135,10 +136,15 @@ class EchoCanceller:
         kalman, suppressor, gate = self._filter, self._suppressor, self._gate
         assert kalman is not None and suppressor is not None and gate is not None
         size = self.frame
-        out = np.concatenate([gate.block(near[i : i + size],
-                                         suppressor.block(kalman.block(near[i : i + size], far[i : i + size]),
-                                                          kalman.residual_power))
-                              for i in range(0, near.size, size)])  # fmt: skip
+        out = np.concatenate(
+            [
+                gate.block(
+                    near[i : i + size],
+                    suppressor.block(kalman.block(near[i : i + size], far[i : i + size]), kalman.residual_power),
+                )
+                for i in range(0, near.size, size)
+            ]
+        )
         return np.asarray(self._ns.process(out), np.float32) if self._ns is not None else out
 
     def flush(self) -> np.ndarray:

@@ -66,8 +66,14 @@ class KalmanEchoFilter:
             return cls(rate, DIGITAL_TAPS_S, initial_uncertainty=DIGITAL_UNCERTAINTY, room=False)
         return cls(rate)
 
-    def __init__(self, rate: int = 16000, taps_s: float = DEFAULT_TAPS_S, block: int = BLOCK,
-                 initial_uncertainty: float = INITIAL_UNCERTAINTY, room: bool = True) -> None:  # fmt: skip
+    def __init__(
+        self,
+        rate: int = 16000,
+        taps_s: float = DEFAULT_TAPS_S,
+        block: int = BLOCK,
+        initial_uncertainty: float = INITIAL_UNCERTAINTY,
+        room: bool = True,
+    ) -> None:
         self.block_size = block
         self._n = 2 * block
         bins = block + 1

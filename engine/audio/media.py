@@ -106,8 +106,25 @@ def decode(path: Path, progress: Callable[[float], None] | None = None) -> tuple
 
     ``progress`` hears the share decoded so far (0..1) after each piece when the duration is known."""
     info = probe(path)
-    command = ["ffmpeg", "-nostdin", "-hide_banner", "-v", "error", "-i", str(path), "-map", "0:a:0", "-vn", "-sn",
-               "-dn", "-f", "f32le", "-acodec", "pcm_f32le", "pipe:1"]  # fmt: skip
+    command = [
+        "ffmpeg",
+        "-nostdin",
+        "-hide_banner",
+        "-v",
+        "error",
+        "-i",
+        str(path),
+        "-map",
+        "0:a:0",
+        "-vn",
+        "-sn",
+        "-dn",
+        "-f",
+        "f32le",
+        "-acodec",
+        "pcm_f32le",
+        "pipe:1",
+    ]
     frame_bytes = 4 * info.channels
     expected = info.duration_s * info.sample_rate * frame_bytes if info.duration_s else None
     pieces: list[bytes] = []
@@ -134,8 +151,9 @@ def decode(path: Path, progress: Callable[[float], None] | None = None) -> tuple
         raise MediaError(f"{path} holds no audio samples")
     held_s = frames / info.sample_rate
     if info.duration_s and held_s < TRUNCATED_SHARE * info.duration_s - 0.25:
-        raise MediaError(f"{path} is cut short (truncated?): it says {info.duration_s:.1f} s but holds "
-                         f"{held_s:.1f} s of audio")  # fmt: skip
+        raise MediaError(
+            f"{path} is cut short (truncated?): it says {info.duration_s:.1f} s but holds {held_s:.1f} s of audio"
+        )
     if stderr.strip():
         log.info("ffmpeg on %s: %s", path, _reason(stderr))
     samples = np.frombuffer(data[: frames * frame_bytes], dtype="<f4").reshape(frames, info.channels)

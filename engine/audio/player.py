@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -96,7 +97,7 @@ class Player:
         self._t0: float | None = None  # when the last polled block ends playing
         self._device_frames = 0
         self.stats = PlayerStats()
-        self._stream = None
+        self._stream: Any = None  # sounddevice's stream, once started
         self._lock = threading.Lock()
         self._close_lock = threading.Lock()
 

@@ -10,6 +10,7 @@ import queue
 import threading
 import time
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -48,7 +49,7 @@ class Replay:
         self._current = np.zeros((0, 2), np.float32)
         self._stop = threading.Event()
         self._done = threading.Event()
-        self._stream = None
+        self._stream: Any = None  # sounddevice's stream, once started
         self._feeder: threading.Thread | None = None
         self.error: str | None = None
 
@@ -96,8 +97,15 @@ class Replay:
         self._feeder.start()
         try:
             with opened_as(self.device, "output") as device:
-                self._stream = sd.OutputStream(samplerate=self.rate, device=device, channels=2, dtype="float32",
-                                               blocksize=1024, latency=0.2, callback=self._callback)  # fmt: skip
+                self._stream = sd.OutputStream(
+                    samplerate=self.rate,
+                    device=device,
+                    channels=2,
+                    dtype="float32",
+                    blocksize=1024,
+                    latency=0.2,
+                    callback=self._callback,
+                )
             self._stream.start()
         except (sd.PortAudioError, ValueError) as exc:
             self._stop.set()

@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 _connected_under: list[str | None] = []  # the PULSE_SERVER the library last connected under
 
 
-def _connected_library():  # noqa: ANN202 - the soundcard module
+def _connected_library():
     """soundcard, connected to the sound server of now. It connects once, when imported, so a server restarted
     since (or another one named in ``PULSE_SERVER``, as tests do) would never be reached: a connection found dead, or
     made under another server, is made anew (through the library's module connection, guarded)."""

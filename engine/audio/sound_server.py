@@ -74,13 +74,21 @@ def server_devices() -> list[ServerDevice]:
         devices = []
         for source in pulse.source_list():  # type: ignore[attr-defined]
             monitored = sinks.get(source.monitor_of_sink)
-            devices.append(ServerDevice(
-                source.name, source.description, "monitor" if monitored is not None else "microphone",
-                monitored.name if monitored is not None else None, source.name == info.default_source_name,
-            ))  # fmt: skip
+            devices.append(
+                ServerDevice(
+                    source.name,
+                    source.description,
+                    "monitor" if monitored is not None else "microphone",
+                    monitored.name if monitored is not None else None,
+                    source.name == info.default_source_name,
+                )
+            )
         for sink in sinks.values():
-            devices.append(ServerDevice(sink.name, sink.description, "output", None,
-                                        sink.name == info.default_sink_name, _speakers(sink)))  # fmt: skip
+            devices.append(
+                ServerDevice(
+                    sink.name, sink.description, "output", None, sink.name == info.default_sink_name, _speakers(sink)
+                )
+            )
     return devices
 
 
@@ -151,8 +159,9 @@ class Ducker:
     ``set(True)`` after a restore. With a ``clock``, ``gain_at(t)`` tells by how much the other streams were lowered
     at time ``t`` (a capture of them can be raised back by as much)."""
 
-    def __init__(self, db: float = DEFAULT_DUCK_DB, state_file: Path | None = None,
-                 clock: Callable[[], float] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self, db: float = DEFAULT_DUCK_DB, state_file: Path | None = None, clock: Callable[[], float] | None = None
+    ) -> None:
         if not 0 < db <= 60:
             raise ValueError(f"ducking lowers by 1 to 60 dB, not {db}")
         self.db = db
@@ -225,8 +234,11 @@ class Ducker:
         factor = volume_factor(self.db)
         own = str(os.getpid())
         with _pulse() as pulse:
-            inputs = [i for i in pulse.sink_input_list()  # type: ignore[attr-defined]
-                      if i.proplist.get("application.process.id") != own]  # fmt: skip
+            inputs = [
+                i
+                for i in pulse.sink_input_list()  # type: ignore[attr-defined]
+                if i.proplist.get("application.process.id") != own
+            ]
             self._saved = {i.index: list(i.volume.values) for i in inputs}
             self._write_state()
             for item in inputs:

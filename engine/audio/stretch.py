@@ -41,10 +41,31 @@ def stretch(audio: np.ndarray, rate: int, speed: float) -> np.ndarray:
         return audio
     if not ffmpeg_available():
         raise SpeedError("playing at another speed needs FFmpeg, which is not installed (sudo apt install ffmpeg)")
-    command = ["ffmpeg", "-v", "error", "-f", "f32le", "-ar", str(rate), "-ac", "1", "-i", "pipe:0",
-               "-af", f"atempo={speed:.6g}", "-f", "f32le", "-ar", str(rate), "-ac", "1", "pipe:1"]  # fmt: skip
-    done = subprocess.run(command, input=np.ascontiguousarray(audio, np.float32).tobytes(), capture_output=True,
-                          check=False)  # fmt: skip
+    command = [
+        "ffmpeg",
+        "-v",
+        "error",
+        "-f",
+        "f32le",
+        "-ar",
+        str(rate),
+        "-ac",
+        "1",
+        "-i",
+        "pipe:0",
+        "-af",
+        f"atempo={speed:.6g}",
+        "-f",
+        "f32le",
+        "-ar",
+        str(rate),
+        "-ac",
+        "1",
+        "pipe:1",
+    ]
+    done = subprocess.run(
+        command, input=np.ascontiguousarray(audio, np.float32).tobytes(), capture_output=True, check=False
+    )
     if done.returncode != 0:
         raise MediaError(f"FFmpeg could not stretch the recording: {done.stderr.decode(errors='replace').strip()}")
     out = np.frombuffer(done.stdout, np.float32)

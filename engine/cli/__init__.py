@@ -30,8 +30,18 @@ __all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
 log = logging.getLogger(__name__)
 
 SUBCOMMANDS = (
-    gui, speak, transcribe, bench, shadow, evaluate, practice, selftest, stress_set, sentence_clips, train_policy,
-)  # fmt: skip
+    gui,
+    speak,
+    transcribe,
+    bench,
+    shadow,
+    evaluate,
+    practice,
+    selftest,
+    stress_set,
+    sentence_clips,
+    train_policy,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -21,7 +21,7 @@ from engine.cli.common import (
     slowdown_config,
     voice_policy,
 )
-from engine.pipeline.presets import preset
+from engine.pipeline.presets import Preset, preset
 
 log = logging.getLogger(__name__)
 
@@ -39,34 +39,63 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         metavar="MODELS",
         help="shadow: the recognizer model, or several compared in one run (tiny.en,base); asr: one of them",
     )
-    bench.add_argument("--preset", metavar="PRESETS",
-                       help="shadow: presets compared in one run (lowest-lag,balanced,best-voice)")  # fmt: skip
-    bench.add_argument("--policies", metavar="POLICIES",
-                       help="shadow: voice policies compared in one run, e.g. lookahead-1,learned (full, naive, "
-                            "lookahead-K, wait-K-steps, learned)")  # fmt: skip
-    bench.add_argument("--repeat", type=int, default=1, metavar="N",
-                       help="shadow, interpret: run N times and give each figure's median and range over the runs; "
-                            "one run can differ from the next by several underruns; interpret: run k's recognizer "
-                            "steps start (k-1)/N of a step later (1)")  # fmt: skip
-    bench.add_argument("--part", choices=("all", "choose", "confirm"), default="all",
-                       help="the recordings of the manifest to run on: all, those levers are chosen on, or the fifth "
-                            "held back by a hash of their id to confirm them (all)")  # fmt: skip
-    bench.add_argument("--ablate", action="store_true",
-                       help="asr: also decode the recordings whole and in the streaming recognizer's own segments "
-                            "several ways (stock, full window, cropped, with left context; 1 and 5 beams); echo: "
-                            "also recognize the cancel route's speaker, microphone and canceller output apart from "
-                            "the session")  # fmt: skip
-    bench.add_argument("--routes", metavar="ROUTES",
-                       help="echo: the routes to run (headphones,off,gate,cancel,cancel-webrtc)")  # fmt: skip
-    bench.add_argument("--echo-db", type=float, metavar="DB",
-                       help="bench echo: the voice's echo against the speaker's speech level (-6)")  # fmt: skip
-    bench.add_argument("--echo-delay-ms", type=float, metavar="MS",
-                       help="bench echo: from the voice playing to the microphone hearing it (60)")  # fmt: skip
-    bench.add_argument("--second-pass", action="store_true",
-                       help="asr: la2 with a second decode (5 beams, the other core) that rewrites committed words "
-                            "the voice has not spoken yet; the row la2_second_pass gives its final text")  # fmt: skip
-    bench.add_argument("--commit-policies", metavar="POLICIES",
-                       help="asr: the commit policies to run (la2,hold2,waitk,offline)")  # fmt: skip
+    bench.add_argument(
+        "--preset", metavar="PRESETS", help="shadow: presets compared in one run (lowest-lag,balanced,best-voice)"
+    )
+    bench.add_argument(
+        "--policies",
+        metavar="POLICIES",
+        help="shadow: voice policies compared in one run, e.g. lookahead-1,learned (full, naive, "
+        "lookahead-K, wait-K-steps, learned)",
+    )
+    bench.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="shadow, interpret: run N times and give each figure's median and range over the runs; "
+        "one run can differ from the next by several underruns; interpret: run k's recognizer "
+        "steps start (k-1)/N of a step later (1)",
+    )
+    bench.add_argument(
+        "--part",
+        choices=("all", "choose", "confirm"),
+        default="all",
+        help="the recordings of the manifest to run on: all, those levers are chosen on, or the fifth "
+        "held back by a hash of their id to confirm them (all)",
+    )
+    bench.add_argument(
+        "--ablate",
+        action="store_true",
+        help="asr: also decode the recordings whole and in the streaming recognizer's own segments "
+        "several ways (stock, full window, cropped, with left context; 1 and 5 beams); echo: "
+        "also recognize the cancel route's speaker, microphone and canceller output apart from "
+        "the session",
+    )
+    bench.add_argument(
+        "--routes", metavar="ROUTES", help="echo: the routes to run (headphones,off,gate,cancel,cancel-webrtc)"
+    )
+    bench.add_argument(
+        "--echo-db",
+        type=float,
+        metavar="DB",
+        help="bench echo: the voice's echo against the speaker's speech level (-6)",
+    )
+    bench.add_argument(
+        "--echo-delay-ms",
+        type=float,
+        metavar="MS",
+        help="bench echo: from the voice playing to the microphone hearing it (60)",
+    )
+    bench.add_argument(
+        "--second-pass",
+        action="store_true",
+        help="asr: la2 with a second decode (5 beams, the other core) that rewrites committed words "
+        "the voice has not spoken yet; the row la2_second_pass gives its final text",
+    )
+    bench.add_argument(
+        "--commit-policies", metavar="POLICIES", help="asr: the commit policies to run (la2,hold2,waitk,offline)"
+    )
     add_echo_hint(bench)
     add_cpu_slowdown(bench)
     bench.set_defaults(func=_run_bench)
@@ -120,13 +149,16 @@ def _run_bench(args: argparse.Namespace) -> int:
         try:
             config = replace(slowdown_config(args.cpu_slowdown), echo_hint_ms=args.echo_hint_ms)
             report = bench_echo.run_bench(
-                manifest, config,
+                manifest,
+                config,
                 echo_db=-6.0 if args.echo_db is None else args.echo_db,
                 delay_ms=bench_echo.DEFAULT_DELAY_S * 1000 if args.echo_delay_ms is None else args.echo_delay_ms,
-                routes=tuple(r.strip() for r in args.routes.split(",") if r.strip()) if args.routes
+                routes=tuple(r.strip() for r in args.routes.split(",") if r.strip())
+                if args.routes
                 else bench_echo.ROUTES,
-                progress=progress, ablate=args.ablate,
-            )  # fmt: skip
+                progress=progress,
+                ablate=args.ablate,
+            )
         except ValueError as exc:
             return fail(str(exc), EXIT_USAGE)
         print(bench_echo.format_table(report))
@@ -157,16 +189,19 @@ def _run_bench(args: argparse.Namespace) -> int:
             from engine.eval.runner import tts_config
 
             reports = {}
+            preset_choices: list[Preset | None] = [*presets] or [None]
+            policy_choices: list[str | None] = [*policies] or [None]
             for name in names:
-                for item in presets or [None]:
-                    for policy in policies or [None]:
+                for item in preset_choices:
+                    for policy in policy_choices:
                         run_config = replace(config, model=None if name in (None, TINY_EN) else name)
                         run_config = item.apply(run_config) if item is not None else run_config
                         run_config = replace(run_config, **tts_config(policy)) if policy else run_config
                         parts = (name if len(names) > 1 else None, item and item.key, policy)
                         label = " · ".join(x for x in parts if x)
-                        reports[label or TINY_EN] = stage_bench.run_repeated(manifest, args.repeat, run_config,
-                                                                             progress)  # fmt: skip
+                        reports[label or TINY_EN] = stage_bench.run_repeated(
+                            manifest, args.repeat, run_config, progress
+                        )
             for label, one in reports.items():
                 if len(reports) > 1:
                     print(f"{label}:")
@@ -188,9 +223,14 @@ def _run_bench(args: argparse.Namespace) -> int:
                 )
             if args.second_pass and "la2" not in commit:
                 return fail("--second-pass revises la2's words: include la2 in --commit-policies", EXIT_USAGE)
-            report = asr_bench.run_bench(manifest, progress=progress, ablate=args.ablate, policies=commit,
-                                         second_pass=args.second_pass,
-                                         model=None if args.model in (None, TINY_EN) else args.model)  # fmt: skip
+            report = asr_bench.run_bench(
+                manifest,
+                progress=progress,
+                ablate=args.ablate,
+                policies=commit,
+                second_pass=args.second_pass,
+                model=None if args.model in (None, TINY_EN) else args.model,
+            )
             print(asr_bench.format_table(report))
     else:
         from engine.tts.bench import format_table, run_bench

@@ -40,8 +40,10 @@ def part_manifest(manifest: Path, part: str) -> Path:
     from engine.eval.devsplit import select
 
     lines = load_manifest(manifest)
-    kept = [{**{k: v for k, v in e.items() if k != "path"}, "wav": str(Path(e["path"]).resolve())}
-            for e in select(lines, part)]  # fmt: skip
+    kept = [
+        {**{k: v for k, v in e.items() if k != "path"}, "wav": str(Path(e["path"]).resolve())}
+        for e in select(lines, part)
+    ]
     folder = Path(tempfile.mkdtemp(prefix=f"liveshadow-{part}-"))
     out = folder / "manifest.jsonl"
     out.write_text("".join(json.dumps(e) + "\n" for e in kept), encoding="utf-8")
@@ -78,13 +80,20 @@ def add_cpu_slowdown(parser: argparse.ArgumentParser) -> None:
 
 
 def add_echo_hint(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--echo-hint-ms", type=float, default=0.0, metavar="MS",
-                        help="the echo canceller's reference this much earlier: a known delay from the speakers to "
-                             "the microphone (0: the canceller finds it)")  # fmt: skip
+    parser.add_argument(
+        "--echo-hint-ms",
+        type=float,
+        default=0.0,
+        metavar="MS",
+        help="the echo canceller's reference this much earlier: a known delay from the speakers to "
+        "the microphone (0: the canceller finds it)",
+    )
 
 
-POLICY_HELP = ("when the voice speaks: lookahead (Ma et al.'s, with --k; the default), learned (lookahead-1 with "
-               "trained moves), wait-K-steps, full (whole sentences) or naive")  # fmt: skip
+POLICY_HELP = (
+    "when the voice speaks: lookahead (Ma et al.'s, with --k; the default), learned (lookahead-1 with "
+    "trained moves), wait-K-steps, full (whole sentences) or naive"
+)
 
 
 def voice_policy(text: str) -> str:

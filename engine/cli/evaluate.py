@@ -42,8 +42,11 @@ def _run_eval(args: argparse.Namespace) -> int:
     out = Path(args.out)
     progress = lambda text: print(text, file=sys.stderr, flush=True)  # noqa: E731
     if args.translate_from and args.soak is None:
-        return fail("--translate-from is for --soak: eval on a translation manifest interprets each recording from "
-                     "its own language", EXIT_USAGE)  # fmt: skip
+        return fail(
+            "--translate-from is for --soak: eval on a translation manifest interprets each recording from "
+            "its own language",
+            EXIT_USAGE,
+        )
     try:
         base = slowdown_config(args.cpu_slowdown)
         if args.soak is not None:
@@ -53,16 +56,22 @@ def _run_eval(args: argparse.Namespace) -> int:
             if args.translate_from:
                 base = replace(base, translate_from=args.translate_from.lower())
             report = run_soak(args.soak, manifest, out, progress=progress, config=base)
-            print(f"soak of {args.soak:g} min: lag_drift_s {report[metric_names.LAG_DRIFT_S]}, RSS "
-                  f"{report['rss_mb']['first_tenth_median']:.0f} -> {report['rss_mb']['last_tenth_median']:.0f} MB; "
-                  f"{out / 'soak.json'}")  # fmt: skip
+            print(
+                f"soak of {args.soak:g} min: lag_drift_s {report[metric_names.LAG_DRIFT_S]}, RSS "
+                f"{report['rss_mb']['first_tenth_median']:.0f} -> {report['rss_mb']['last_tenth_median']:.0f} MB; "
+                f"{out / 'soak.json'}"
+            )
             if report.get(metric_names.BLEU) is not None:
-                passes = " ".join(f"{p[metric_names.BLEU]:.1f}/{p[metric_names.CHRF]:.1f}"
-                                  for p in report["bleu_by_pass"]) or "–"  # fmt: skip
-                print(f"interpreting from {report['config']['translate_from']}: bleu "
-                      f"{report[metric_names.BLEU]:.1f}, chrf {report[metric_names.CHRF]:.1f} over "
-                      f"{report['recordings_scored']} recordings heard; each pass over the recordings, bleu/chrf: "
-                      f"{passes}")  # fmt: skip
+                passes = (
+                    " ".join(f"{p[metric_names.BLEU]:.1f}/{p[metric_names.CHRF]:.1f}" for p in report["bleu_by_pass"])
+                    or "–"
+                )
+                print(
+                    f"interpreting from {report['config']['translate_from']}: bleu "
+                    f"{report[metric_names.BLEU]:.1f}, chrf {report[metric_names.CHRF]:.1f} over "
+                    f"{report['recordings_scored']} recordings heard; each pass over the recordings, bleu/chrf: "
+                    f"{passes}"
+                )
             print(probe_text(report))
             return EXIT_OK
         tts = [t for t in args.tts_policies.split(",") if t]
@@ -89,17 +98,21 @@ def _run_eval(args: argparse.Namespace) -> int:
         return fail(str(exc))
     for name, r in report["results"].items():
         lag = r[metric_names.EAR_VOICE_LAG_S]
-        print(f"{name:<22} lag median {lag['median']:.2f} s p90 {lag['p90']:.2f} s; wer_committed "
-              f"{r[metric_names.WER_COMMITTED]:.3f}; wer_spoken {r[metric_names.WER_SPOKEN]:.3f}; underruns "
-              f"{r[metric_names.UNDERRUNS]}")  # fmt: skip
+        print(
+            f"{name:<22} lag median {lag['median']:.2f} s p90 {lag['p90']:.2f} s; wer_committed "
+            f"{r[metric_names.WER_COMMITTED]:.3f}; wer_spoken {r[metric_names.WER_SPOKEN]:.3f}; underruns "
+            f"{r[metric_names.UNDERRUNS]}"
+        )
     print(f"reports and plots in {out}")
     return EXIT_OK
 
 
 def _print_interpret_eval(report: dict, out: Path) -> None:
     for name, r in report["results"].items():
-        print(f"{name:<22} bleu {r[metric_names.BLEU]:.1f} (offline {r[metric_names.BLEU_OFFLINE]:.1f}); chrf "
-              f"{r[metric_names.CHRF]:.1f}; al_ca_s {seconds_text(r[metric_names.AL_CA_S])}; end_offset_s "
-              f"{seconds_text(r[metric_names.END_OFFSET_S])}; underruns {r[metric_names.UNDERRUNS]}; non-English words "
-              f"{r['non_english_words']}")  # fmt: skip
+        print(
+            f"{name:<22} bleu {r[metric_names.BLEU]:.1f} (offline {r[metric_names.BLEU_OFFLINE]:.1f}); chrf "
+            f"{r[metric_names.CHRF]:.1f}; al_ca_s {seconds_text(r[metric_names.AL_CA_S])}; end_offset_s "
+            f"{seconds_text(r[metric_names.END_OFFSET_S])}; underruns {r[metric_names.UNDERRUNS]}; non-English words "
+            f"{r['non_english_words']}"
+        )
     print(f"reports and plots in {out}")

@@ -13,8 +13,12 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     gui.add_argument("--screenshot", metavar="PNG", help="render the main window to a PNG file and exit")
     gui.add_argument("--quit-after", type=float, metavar="SECONDS", help="close the app after this long")
     gui.add_argument("--shadow", metavar="WAV", help="start shadowing this recording when the window opens")
-    gui.add_argument("--screenshot-after", type=float, metavar="SECONDS",
-                     help="with --screenshot: take it this long after the window opened")  # fmt: skip
+    gui.add_argument(
+        "--screenshot-after",
+        type=float,
+        metavar="SECONDS",
+        help="with --screenshot: take it this long after the window opened",
+    )
     gui.set_defaults(func=_run_gui)
 
 
@@ -24,9 +28,11 @@ def _run_gui(args: argparse.Namespace) -> int:
 
     try:
         return run_app(
-            screenshot=args.screenshot, quit_after_s=args.quit_after, shadow_file=args.shadow,
+            screenshot=args.screenshot,
+            quit_after_s=args.quit_after,
+            shadow_file=args.shadow,
             screenshot_after_s=args.screenshot_after,
-        )  # fmt: skip
+        )
     except AppStartError as exc:
         print(f"liveshadow: {exc}", file=sys.stderr)
         return EXIT_ERROR

@@ -16,10 +16,12 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     practice = sub.add_parser(
         "practice", parents=[common], help="score a person's shadowing of a recording: ear-voice span, words missed"
     )
-    practice.add_argument("source", nargs="?",
-                          help="the recording shadowed (WAV, FLAC, MP3, M4A, Opus, a video's sound)")  # fmt: skip
-    practice.add_argument("--voice", metavar="ATTEMPT",
-                          help="the person's recording, begun when the source began (else --offset-s)")  # fmt: skip
+    practice.add_argument(
+        "source", nargs="?", help="the recording shadowed (WAV, FLAC, MP3, M4A, Opus, a video's sound)"
+    )
+    practice.add_argument(
+        "--voice", metavar="ATTEMPT", help="the person's recording, begun when the source began (else --offset-s)"
+    )
     practice.add_argument(
         "--lang",
         metavar="L",
@@ -30,23 +32,44 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         action="store_true",
         help="the attempt interprets the source into English (the source in another language), or into --into L",
     )
-    practice.add_argument("--speed", type=float, default=1.0, metavar="X",
-                          help="the source plays (--live) or was played at this speed, 0.5-1.25, its pitch kept; "
-                          "times are on its clock as played (default 1)")  # fmt: skip
-    practice.add_argument("--sentences", action="store_true",
-                          help="sentence by sentence: each sentence plays (--live) or played, then a pause to repeat "
-                          "it in; every sentence is scored")  # fmt: skip
-    practice.add_argument("--loop", metavar="A-B", type=_loop_times,
-                          help="loop the words from A to B seconds of the source (e.g. 12.5-20): it plays --passes "
-                          "times, a short gap between, each pass scored")  # fmt: skip
-    practice.add_argument("--passes", type=int, default=3, metavar="N",
-                          help="how many times --loop plays (0: until Ctrl+C; default 3)")  # fmt: skip
-    practice.add_argument("--into", metavar="L",
-                          help="with --interpret: the language you interpret into (es, fr, de, ...; default en), "
-                          "recognized by Whisper base; chrF against SOURCE's name + .L.txt when it lies beside "
-                          "it")  # fmt: skip
-    practice.add_argument("--offset-s", type=float, default=0.0, metavar="S",
-                          help="the attempt began this long after the source (negative: before)")  # fmt: skip
+    practice.add_argument(
+        "--speed",
+        type=float,
+        default=1.0,
+        metavar="X",
+        help="the source plays (--live) or was played at this speed, 0.5-1.25, its pitch kept; "
+        "times are on its clock as played (default 1)",
+    )
+    practice.add_argument(
+        "--sentences",
+        action="store_true",
+        help="sentence by sentence: each sentence plays (--live) or played, then a pause to repeat "
+        "it in; every sentence is scored",
+    )
+    practice.add_argument(
+        "--loop",
+        metavar="A-B",
+        type=_loop_times,
+        help="loop the words from A to B seconds of the source (e.g. 12.5-20): it plays --passes "
+        "times, a short gap between, each pass scored",
+    )
+    practice.add_argument(
+        "--passes", type=int, default=3, metavar="N", help="how many times --loop plays (0: until Ctrl+C; default 3)"
+    )
+    practice.add_argument(
+        "--into",
+        metavar="L",
+        help="with --interpret: the language you interpret into (es, fr, de, ...; default en), "
+        "recognized by Whisper base; chrF against SOURCE's name + .L.txt when it lies beside "
+        "it",
+    )
+    practice.add_argument(
+        "--offset-s",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="the attempt began this long after the source (negative: before)",
+    )
     practice.add_argument(
         "--live",
         action="store_true",
@@ -63,8 +86,9 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     practice.add_argument("--record", metavar="DIR", help="--live: keep your recording and the report here")
     practice.add_argument("--json", action="store_true", help="print the whole report as JSON")
     practice.add_argument("--report", metavar="JSON", help="also write the whole report here")
-    practice.add_argument("--export", metavar="DIR",
-                          help="also write the attempt as a Praat TextGrid, an ELAN .eaf and a CSV here")  # fmt: skip
+    practice.add_argument(
+        "--export", metavar="DIR", help="also write the attempt as a Praat TextGrid, an ELAN .eaf and a CSV here"
+    )
     practice.add_argument("--history", action="store_true", help="list the past attempts at SOURCE (progress)")
     practice.add_argument("--no-history", action="store_true", help="do not keep this attempt in the history")
     practice.set_defaults(func=run)
@@ -117,8 +141,10 @@ def run(args: argparse.Namespace) -> int:
         from engine.asr.languages import whisper_knows
 
         if not whisper_knows(args.into):
-            print(f"liveshadow: Whisper does not transcribe {args.into!r} (a language code: es, fr, de, ...)",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"liveshadow: Whisper does not transcribe {args.into!r} (a language code: es, fr, de, ...)",
+                file=sys.stderr,
+            )
             return EXIT_USAGE
     if args.loop and (args.interpret or args.sentences):
         print("liveshadow: --loop is for shadowing practice, and not with --sentences", file=sys.stderr)
@@ -127,12 +153,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"liveshadow: --passes must lie between 0 (until Ctrl+C) and {MAX_PASSES}", file=sys.stderr)
         return EXIT_USAGE
     if (args.sentences or args.loop) and args.export and not args.live:
-        print("liveshadow: --export of a recorded attempt sentence by sentence or looped: export the --live session, "
-              "which keeps what it played", file=sys.stderr)  # fmt: skip
+        print(
+            "liveshadow: --export of a recorded attempt sentence by sentence or looped: export the --live session, "
+            "which keeps what it played",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     if args.sentences and args.interpret:
-        print("liveshadow: --sentences is for shadowing practice (interpreting is timed per sentence already)",
-              file=sys.stderr)  # fmt: skip
+        print(
+            "liveshadow: --sentences is for shadowing practice (interpreting is timed per sentence already)",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     if args.export and args.interpret:
         print("liveshadow: --export is for shadowing practice (interpreting is scored per sentence)", file=sys.stderr)
@@ -145,15 +176,23 @@ def run(args: argparse.Namespace) -> int:
         elif args.interpret and args.into and args.into != "en":
             from engine.practice.interpret_into import interpret_into_file
 
-            report = interpret_into_file(Path(args.source), Path(args.voice), args.into, args.lang or "en",
-                                         args.offset_s)  # fmt: skip
+            report = interpret_into_file(
+                Path(args.source), Path(args.voice), args.into, args.lang or "en", args.offset_s
+            )
         elif args.interpret:
             from engine.practice.interpreting import interpret_practice_file
 
             report = interpret_practice_file(Path(args.source), Path(args.voice), args.lang, args.offset_s)
         else:
-            report = practice_file(Path(args.source), Path(args.voice), args.lang or "en", args.offset_s,
-                                   speed=args.speed, sentence_by_sentence=args.sentences, loop=_loop(args))  # fmt: skip
+            report = practice_file(
+                Path(args.source),
+                Path(args.voice),
+                args.lang or "en",
+                args.offset_s,
+                speed=args.speed,
+                sentence_by_sentence=args.sentences,
+                loop=_loop(args),
+            )
     except (AsrError, AudioFileError, AudioDeviceError, OSError, ValueError) as exc:  # ValueError: a loop, a speed
         print(f"liveshadow: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -197,9 +236,11 @@ def run_heard(args: argparse.Namespace) -> int:
 
     live_only = args.speed != 1.0 or args.sentences or args.loop or (args.into and args.into != "en")
     if args.source or args.voice or args.offset_s or args.output or args.history or live_only:
-        print("liveshadow: --hear takes no SOURCE, --voice, --offset-s, --speed, --sentences, --loop, --into, "
-              "--output or --history: the source is what it hears, the attempt is recorded live",
-              file=sys.stderr)  # fmt: skip
+        print(
+            "liveshadow: --hear takes no SOURCE, --voice, --offset-s, --speed, --sentences, --loop, --into, "
+            "--output or --history: the source is what it hears, the attempt is recorded live",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     if args.report and not Path(args.report).resolve().parent.is_dir():
         print(f"liveshadow: the folder of {args.report} does not exist", file=sys.stderr)
@@ -215,8 +256,10 @@ def run_heard(args: argparse.Namespace) -> int:
         print(f"liveshadow: {exc}", file=sys.stderr)
         return EXIT_ERROR
     task = "interpret it into English" if args.interpret else "shadow it"
-    print(f"liveshadow: listening to {session.label}: play something and {task} (headphones on); Ctrl+C ends",
-          file=sys.stderr)  # fmt: skip
+    print(
+        f"liveshadow: listening to {session.label}: play something and {task} (headphones on); Ctrl+C ends",
+        file=sys.stderr,
+    )
     report = _follow(session)
     if report is None:
         return EXIT_ERROR
@@ -224,7 +267,7 @@ def run_heard(args: argparse.Namespace) -> int:
     return finish(args, report, folder / "source.wav")
 
 
-def _follow(session) -> dict | None:  # noqa: ANN001 - a live session (live or heard)
+def _follow(session) -> dict | None:
     """A line of progress on stderr five times a second until the session ends. Ctrl+C stops it, and what was said is
     scored; twice cancels. The handler is installed here, not left to Python's default: a process started in the
     background of a shell inherits SIGINT ignored, and Ctrl+C (or a test's SIGINT) would then never end the session."""
@@ -265,21 +308,33 @@ def run_live(args: argparse.Namespace) -> dict | None:
     from engine.practice.live import PracticeSession
 
     language = args.lang if args.interpret else args.lang or "en"
-    session = PracticeSession(Path(args.source), language, device_arg(args.input), device_arg(args.output),
-                              _record_dir(args), interpret=args.interpret,
-                              speed=args.speed, sentence_by_sentence=args.sentences, loop=_loop(args),
-                              into=args.into)  # fmt: skip
+    session = PracticeSession(
+        Path(args.source),
+        language,
+        device_arg(args.input),
+        device_arg(args.output),
+        _record_dir(args),
+        interpret=args.interpret,
+        speed=args.speed,
+        sentence_by_sentence=args.sentences,
+        loop=_loop(args),
+        into=args.into,
+    )
     print("liveshadow: preparing (the recognizer, the source's words)…", file=sys.stderr)
     session.prepare()
     if args.interpret:  # the English text is the answer: not shown before
         into = language_name(args.into) if args.into and args.into != "en" else "English"
         print(f"liveshadow: interpret this into {into} ({session.duration_s:.1f} s; headphones on)", file=sys.stderr)
     elif args.sentences:
-        print(f"liveshadow: repeat each sentence in the pause after it ({session.duration_s:.1f} s; headphones on)",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"liveshadow: repeat each sentence in the pause after it ({session.duration_s:.1f} s; headphones on)",
+            file=sys.stderr,
+        )
     else:
-        print(f"liveshadow: shadow this ({session.duration_s:.1f} s; headphones on): {session.source_text}",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"liveshadow: shadow this ({session.duration_s:.1f} s; headphones on): {session.source_text}",
+            file=sys.stderr,
+        )
     session.start()
     return _follow(session)
 
@@ -295,7 +350,7 @@ def _loop_times(text: str) -> tuple[float, float]:
     return a, b
 
 
-def _loop(args: argparse.Namespace):  # noqa: ANN202 - engine.practice.loop.Loop | None, imported here
+def _loop(args: argparse.Namespace):
     from engine.practice.loop import UNTIL_STOP, Loop
 
     if not args.loop:
@@ -312,14 +367,16 @@ def _record_dir(args: argparse.Namespace) -> Path | None:
 PROGRESS_S = 0.2
 
 
-def progress_line(snap) -> str:  # noqa: ANN001 - a live.PracticeSnapshot
+def progress_line(snap) -> str:
     said = sum(w.evs_s is not None for w in snap.words)
     missed = sum(w.state == "missed" for w in snap.words)
     evs = "–" if snap.median_evs_s is None else f"{snap.median_evs_s:.2f} s"
     last = "–" if snap.last_evs_s is None else f"{snap.last_evs_s:.2f} s"
     where = f"{snap.position_s:5.1f} s heard" if snap.open_ended else f"{snap.position_s:5.1f}/{snap.duration_s:.1f} s"
-    return (f"{where}  said {said}/{len(snap.words)}  missed {missed}  "
-            f"EVS last {last}, median {evs}  mic {snap.level_db:4.0f} dB ")  # fmt: skip
+    return (
+        f"{where}  said {said}/{len(snap.words)}  missed {missed}  "
+        f"EVS last {last}, median {evs}  mic {snap.level_db:4.0f} dB "
+    )
 
 
 def history_text(entries: list[dict]) -> str:

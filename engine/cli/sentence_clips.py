@@ -17,9 +17,11 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     )
     clips.add_argument("--out", metavar="DIR", required=True, help="write manifest.jsonl and wav/ here")
     clips.add_argument(
-        "--manifest", metavar="JSONL", action="append",
+        "--manifest",
+        metavar="JSONL",
+        action="append",
         help="recordings to cut (repeat for several; default ../shared/speech and speech-hard)",
-    )  # fmt: skip
+    )
     clips.set_defaults(func=_run)
 
 
@@ -28,8 +30,11 @@ def _run(args: argparse.Namespace) -> int:
     from engine.eval.sentence_clips import ClipError, build
 
     default = manifest_path(None)
-    manifests = [Path(m) for m in args.manifest] if args.manifest else [
-        default, default.parent.parent / "speech-hard" / "manifest.jsonl"]  # fmt: skip
+    manifests = (
+        [Path(m) for m in args.manifest]
+        if args.manifest
+        else [default, default.parent.parent / "speech-hard" / "manifest.jsonl"]
+    )
     missing = [m for m in manifests if not m.is_file()]
     if missing:
         return fail(f"manifest not found: {', '.join(map(str, missing))}", EXIT_USAGE)
@@ -37,6 +42,8 @@ def _run(args: argparse.Namespace) -> int:
         counts = build(manifests, Path(args.out), progress=lambda text: log.info("sentence-clips: %s", text))
     except (ClipError, AudioFileError, OSError) as exc:
         return fail(str(exc))
-    print(f"{counts['clips']} clips, {counts['audio_s'] / 60:.1f} minutes ({counts['left_out']} sentences left out): "
-          f"{Path(args.out) / 'manifest.jsonl'}")  # fmt: skip
+    print(
+        f"{counts['clips']} clips, {counts['audio_s'] / 60:.1f} minutes ({counts['left_out']} sentences left out): "
+        f"{Path(args.out) / 'manifest.jsonl'}"
+    )
     return EXIT_OK

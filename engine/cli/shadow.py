@@ -59,20 +59,28 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         metavar="PATH",
         help="recognizer model folder, or 'base' for multilingual Whisper base (default: tiny.en)",
     )
-    shadow.add_argument("--translate-from", metavar="LANG",
-                        help="interpret: the speaker's language (es, fr, ... or auto), spoken in English")  # fmt: skip
-    shadow.add_argument("--preset", choices=PRESET_KEYS,
-                        help="the lag/voice trade-off: lowest-lag, balanced (the defaults) or best-voice; the knobs "
-                             "below, when given, change it")  # fmt: skip
+    shadow.add_argument(
+        "--translate-from",
+        metavar="LANG",
+        help="interpret: the speaker's language (es, fr, ... or auto), spoken in English",
+    )
+    shadow.add_argument(
+        "--preset",
+        choices=PRESET_KEYS,
+        help="the lag/voice trade-off: lowest-lag, balanced (the defaults) or best-voice; the knobs "
+        "below, when given, change it",
+    )
     shadow.add_argument("--commit", help="la2 (default), hold2, waitk or offline")
     shadow.add_argument("--policy", type=voice_policy, metavar="POLICY", help=f"{POLICY_HELP} (lookahead)")
     shadow.add_argument("--k", type=int, help="lookahead chunks (1)")
     shadow.add_argument("--first-chunk", type=int, metavar="PHONEMES", help="first chunk size (12)")
     shadow.add_argument("--chunk", type=int, metavar="PHONEMES", help="later chunk size (12)")
     shadow.add_argument(
-        "--phrase-chunk", type=int, metavar="PHONEMES",
+        "--phrase-chunk",
+        type=int,
+        metavar="PHONEMES",
         help="after a comma, wait for this many phonemes of final words (24; 0 = no pause)",
-    )  # fmt: skip
+    )
     shadow.add_argument("--voice", metavar="ONNX", help="a Piper voice (.onnx beside its .onnx.json)")
     shadow.add_argument("--voice-rate", type=float, default=1.0, help="speaking rate of the voice (1.0)")
     shadow.add_argument(
@@ -80,16 +88,27 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         action="store_true",
         help="lookahead from final (committed) words only, not the recognizer's tentative ones",
     )
-    shadow.add_argument("--hurry", type=float, metavar="SECONDS",
-                        help="with less voice than this left mid-sentence, speak without waiting for lookahead "
-                             "(1.0; 0 = never)")  # fmt: skip
-    shadow.add_argument("--echo-guard", choices=ECHO_GUARDS, default="off",
-                        help="for speakers: gate ignores the microphone while the voice plays; cancel removes the "
-                             "voice's echo from it (off)")  # fmt: skip
+    shadow.add_argument(
+        "--hurry",
+        type=float,
+        metavar="SECONDS",
+        help="with less voice than this left mid-sentence, speak without waiting for lookahead (1.0; 0 = never)",
+    )
+    shadow.add_argument(
+        "--echo-guard",
+        choices=ECHO_GUARDS,
+        default="off",
+        help="for speakers: gate ignores the microphone while the voice plays; cancel removes the "
+        "voice's echo from it (off)",
+    )
     add_echo_hint(shadow)
-    shadow.add_argument("--echo-canceller", choices=ECHO_CANCELLERS, default=ShadowConfig.echo_canceller,
-                        help="with --echo-guard cancel: kalman keeps the speaker's words while the voice plays; "
-                             "webrtc is the browsers' AEC3 (%(default)s)")  # fmt: skip
+    shadow.add_argument(
+        "--echo-canceller",
+        choices=ECHO_CANCELLERS,
+        default=ShadowConfig.echo_canceller,
+        help="with --echo-guard cancel: kalman keeps the speaker's words while the voice plays; "
+        "webrtc is the browsers' AEC3 (%(default)s)",
+    )
     shadow.add_argument(
         "--noise-suppression",
         action="store_true",
@@ -99,9 +118,13 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     shadow.add_argument("--report", metavar="JSON", help="write the measurements here")
     shadow.add_argument("--record", metavar="DIR", help="record the session into this folder")
     add_cpu_slowdown(shadow)
-    shadow.add_argument("--catch-up", type=float, default=ShadowConfig.catch_up, metavar="RATE",
-                        help="speak up to this much faster while far behind or with a faster speaker "
-                             "(%(default)s; 1 = never)")  # fmt: skip
+    shadow.add_argument(
+        "--catch-up",
+        type=float,
+        default=ShadowConfig.catch_up,
+        metavar="RATE",
+        help="speak up to this much faster while far behind or with a faster speaker (%(default)s; 1 = never)",
+    )
     shadow.set_defaults(func=_run_shadow)
 
 
@@ -110,17 +133,33 @@ def _shadow_config(args: argparse.Namespace) -> ShadowConfig:
     from engine.audio.devices import device_arg
 
     knobs = dict(preset(args.preset).knobs) if args.preset else {}
-    given = {"commit": args.commit, "tts_policy": args.policy, "k": args.k, "first_chunk": args.first_chunk,
-             "chunk": args.chunk, "phrase_chunk": args.phrase_chunk, "hurry_below_s": args.hurry,
-             "tentative_lookahead": False if args.final_lookahead else None}  # fmt: skip
+    given = {
+        "commit": args.commit,
+        "tts_policy": args.policy,
+        "k": args.k,
+        "first_chunk": args.first_chunk,
+        "chunk": args.chunk,
+        "phrase_chunk": args.phrase_chunk,
+        "hurry_below_s": args.hurry,
+        "tentative_lookahead": False if args.final_lookahead else None,
+    }
     knobs.update({name: value for name, value in given.items() if value is not None})
     return ShadowConfig(
-        backend=args.backend, model=args.model, voice=args.voice, echo_guard=args.echo_guard,
-        echo_hint_ms=args.echo_hint_ms, echo_canceller=args.echo_canceller, noise_suppression=args.noise_suppression,
-        input_device=device_arg(args.input), output_device=device_arg(args.output), voice_rate=args.voice_rate,
-        cpu_slowdown=args.cpu_slowdown, catch_up=args.catch_up,
-        translate_from=args.translate_from.lower() if args.translate_from else None, **knobs,
-    )  # fmt: skip
+        backend=args.backend,
+        model=args.model,
+        voice=args.voice,
+        echo_guard=args.echo_guard,
+        echo_hint_ms=args.echo_hint_ms,
+        echo_canceller=args.echo_canceller,
+        noise_suppression=args.noise_suppression,
+        input_device=device_arg(args.input),
+        output_device=device_arg(args.output),
+        voice_rate=args.voice_rate,
+        cpu_slowdown=args.cpu_slowdown,
+        catch_up=args.catch_up,
+        translate_from=args.translate_from.lower() if args.translate_from else None,
+        **knobs,
+    )
 
 
 def _run_shadow(args: argparse.Namespace) -> int:
@@ -135,8 +174,10 @@ def _run_shadow(args: argparse.Namespace) -> int:
     if (args.file is None) == (not args.live):
         return fail("give a recording to shadow, or --live for the microphone", EXIT_USAGE)
     if args.cpu_slowdown != 1.0 and (args.live or args.realtime or args.play):
-        return fail("--cpu-slowdown is simulated: it works on the simulated clock, not with --live, --realtime "
-                     "or --play", EXIT_USAGE)  # fmt: skip
+        return fail(
+            "--cpu-slowdown is simulated: it works on the simulated clock, not with --live, --realtime or --play",
+            EXIT_USAGE,
+        )
     if not args.live and (args.source != "mic" or args.duck is not None or args.no_duck):
         return fail("--source, --duck and --no-duck are for --live", EXIT_USAGE)
     if args.duck is not None and (args.no_duck or not 0 < args.duck <= 60):
@@ -156,10 +197,14 @@ def _run_shadow(args: argparse.Namespace) -> int:
             from engine.pipeline.shadow import shadow_file
 
             report = shadow_file(
-                Path(args.file), config, out=Path(args.out) if args.out else None,
-                record_dir=Path(args.record) if args.record else None, realtime=args.realtime or args.play,
-                play=args.play, keep_on_error=True,
-            )  # fmt: skip
+                Path(args.file),
+                config,
+                out=Path(args.out) if args.out else None,
+                record_dir=Path(args.record) if args.record else None,
+                realtime=args.realtime or args.play,
+                play=args.play,
+                keep_on_error=True,
+            )
     except (AsrError, VadError, AudioFileError, AudioDeviceError, VoiceSplitError, RecorderError, RuntimeError) as exc:
         return fail(str(exc))
     if args.report:
@@ -197,7 +242,7 @@ def _print_pace(pace: dict) -> None:
         print(f"this machine is slow (recognizer step {cost or 0:.2f} s): {'; '.join(names)}", file=sys.stderr)
 
 
-def _shadow_live(args: argparse.Namespace, config) -> dict:  # noqa: ANN001
+def _shadow_live(args: argparse.Namespace, config) -> dict:
     """Microphone → speaker until Ctrl-C (or ``--seconds``); Ctrl-C once drains, twice cancels. A session stopped
     by an error still returns its report (with ``error``), so what it heard and said is written before failing."""
     import signal
@@ -216,6 +261,7 @@ def _shadow_live(args: argparse.Namespace, config) -> dict:  # noqa: ANN001
     models = Models.load(config)
     record = Path(args.record) if args.record else None
     session = ShadowSession(config, models, record_dir=record)
+    assert source.capture is not None
     session.start_live(source.capture)
     print("listening; Ctrl-C stops (what was heard is still spoken), twice cancels", file=sys.stderr)
     interrupts = 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from engine.cli.common import EXIT_OK, EXIT_USAGE, POLICY_HELP, fail, finite, json_default, voice_policy
@@ -50,6 +51,7 @@ def _run_speak(args: argparse.Namespace) -> int:
         if path and not Path(path).resolve().parent.is_dir():
             return fail(f"the folder of {path} does not exist", EXIT_USAGE)
 
+    batches: Iterator[list[str]]
     if args.stdin:
         batches = (line.split() for line in sys.stdin)
         if args.words_per_second:
@@ -58,9 +60,17 @@ def _run_speak(args: argparse.Namespace) -> int:
         words = split_words(args.text)
         batches = paced(words, args.words_per_second) if args.words_per_second else iter([words])
     options = SpeakOptions(
-        policy=args.policy, k=args.k, first_chunk=args.first_chunk, chunk=args.chunk, delta=args.delta,
-        seed=args.seed, threads=args.threads, play=args.play, device=device_arg(args.device), voice=args.voice,
-    )  # fmt: skip
+        policy=args.policy,
+        k=args.k,
+        first_chunk=args.first_chunk,
+        chunk=args.chunk,
+        delta=args.delta,
+        seed=args.seed,
+        threads=args.threads,
+        play=args.play,
+        device=device_arg(args.device),
+        voice=args.voice,
+    )
     try:
         result = speak(batches, options)
     except (VoiceSplitError, AudioDeviceError) as exc:

@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from engine.asr.backend import AsrBackend
 from engine.cli.common import EXIT_OK, EXIT_USAGE, fail, finite, json_default
 from engine.metrics import names as metric_names
 
@@ -40,6 +41,7 @@ def _run_transcribe(args: argparse.Namespace) -> int:
     if args.report and not Path(args.report).resolve().parent.is_dir():
         return fail(f"the folder of {args.report} does not exist", EXIT_USAGE)
     try:
+        backend: AsrBackend
         if args.backend == "vosk":
             from engine.asr.vosk_backend import VoskBackend
 

@@ -24,10 +24,25 @@ from engine.pipeline.shadow import shadow_file
 log = logging.getLogger(__name__)
 
 CSV_FIELDS = (
-    "id", "lang", "tts_policy", "commit", "duration_s", m.BLEU, m.CHRF, m.AL_S, m.AL_CA_S, m.END_OFFSET_S,
-    "ear_voice_lag_median_s", "ear_voice_lag_p90_s", m.FIRST_AUDIO_S, m.UNDERRUNS, m.GAP_S, "non_english_words",
-    "committed_text", "offline_text",
-)  # fmt: skip
+    "id",
+    "lang",
+    "tts_policy",
+    "commit",
+    "duration_s",
+    m.BLEU,
+    m.CHRF,
+    m.AL_S,
+    m.AL_CA_S,
+    m.END_OFFSET_S,
+    "ear_voice_lag_median_s",
+    "ear_voice_lag_p90_s",
+    m.FIRST_AUDIO_S,
+    m.UNDERRUNS,
+    m.GAP_S,
+    "non_english_words",
+    "committed_text",
+    "offline_text",
+)
 
 
 def is_translation_manifest(entries: list[dict]) -> bool:
@@ -38,14 +53,25 @@ def is_translation_manifest(entries: list[dict]) -> bool:
 def _row(entry: dict, tts: str, commit: str, report: dict, offline: str) -> dict:
     lag = report[m.EAR_VOICE_LAG_S]
     return {
-        "id": entry["id"], "lang": entry["lang"], "tts_policy": tts, "commit": commit,
-        "duration_s": report.get("audio_s_heard"), m.BLEU: report.get(m.BLEU), m.CHRF: report.get(m.CHRF),
-        m.AL_S: report.get(m.AL_S), m.AL_CA_S: report.get(m.AL_CA_S), m.END_OFFSET_S: report.get(m.END_OFFSET_S),
-        "ear_voice_lag_median_s": lag["median"], "ear_voice_lag_p90_s": lag["p90"],
-        m.FIRST_AUDIO_S: report[m.FIRST_AUDIO_S]["median"], m.UNDERRUNS: report[m.UNDERRUNS], m.GAP_S: report[m.GAP_S],
-        "non_english_words": report.get("non_english_words", 0), "committed_text": report["committed_text"],
+        "id": entry["id"],
+        "lang": entry["lang"],
+        "tts_policy": tts,
+        "commit": commit,
+        "duration_s": report.get("audio_s_heard"),
+        m.BLEU: report.get(m.BLEU),
+        m.CHRF: report.get(m.CHRF),
+        m.AL_S: report.get(m.AL_S),
+        m.AL_CA_S: report.get(m.AL_CA_S),
+        m.END_OFFSET_S: report.get(m.END_OFFSET_S),
+        "ear_voice_lag_median_s": lag["median"],
+        "ear_voice_lag_p90_s": lag["p90"],
+        m.FIRST_AUDIO_S: report[m.FIRST_AUDIO_S]["median"],
+        m.UNDERRUNS: report[m.UNDERRUNS],
+        m.GAP_S: report[m.GAP_S],
+        "non_english_words": report.get("non_english_words", 0),
+        "committed_text": report["committed_text"],
         "offline_text": offline,
-    }  # fmt: skip
+    }
 
 
 def run_interpret_eval(
@@ -72,20 +98,35 @@ def run_interpret_eval(
             done += 1
             if progress:
                 progress(f"{done}/{total} {name} {entry['id']}")
-            report = shadow_file(entry["path"], replace(config, translate_from=entry["lang"]), models, entry=entry,
-                                 speech_chain=False)  # fmt: skip
+            report = shadow_file(
+                entry["path"], replace(config, translate_from=entry["lang"]), models, entry=entry, speech_chain=False
+            )
             reports.append(report)
             rows.append(_row(entry, tts, commit, report, text))
         results[name] = interpret_results(entries, reports, offline)
         lags[name] = lag_trace(entries, reports)
     report = {
-        "eval": "interpret", "machine": machine_info(), "manifest": str(manifest),
-        "config": {"tts_policies": list(tts_policies), "commits": list(commits), "defaults": asdict(base),
-                   "model": "whisper base (translate)", "mode": "simulate"},
-        "results": results, "recordings": rows,
-    }  # fmt: skip
+        "eval": "interpret",
+        "machine": machine_info(),
+        "manifest": str(manifest),
+        "config": {
+            "tts_policies": list(tts_policies),
+            "commits": list(commits),
+            "defaults": asdict(base),
+            "model": "whisper base (translate)",
+            "mode": "simulate",
+        },
+        "results": results,
+        "recordings": rows,
+    }
     shown = "lookahead-1+la2" if "lookahead-1+la2" in lags else next(iter(lags))
-    return write_report(out_dir, report, rows, CSV_FIELDS, lambda plots: [
-        plots.bleu_vs_lagging(out_dir, results),
-        plots.lag_over_time(out_dir, lags[shown]["words"], f"Ear-voice lag over {lags[shown]['id']} ({shown})"),
-    ])  # fmt: skip
+    return write_report(
+        out_dir,
+        report,
+        rows,
+        CSV_FIELDS,
+        lambda plots: [
+            plots.bleu_vs_lagging(out_dir, results),
+            plots.lag_over_time(out_dir, lags[shown]["words"], f"Ear-voice lag over {lags[shown]['id']} ({shown})"),
+        ],
+    )

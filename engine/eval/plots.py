@@ -20,15 +20,15 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")  # files only; never a window (and never Qt from the engine)
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
-from engine.metrics import names as m  # noqa: E402
-from engine.metrics.shadowing import lag_drift_s  # noqa: E402
-from engine.tts.chunker import ChunkSizes  # noqa: E402
-from engine.tts.measure import run_all_input, time_balance  # noqa: E402
-from engine.tts.policies import make_policy  # noqa: E402
-from engine.tts.synthesizer import IncrementalSynthesizer  # noqa: E402
+from engine.metrics import names as m
+from engine.metrics.shadowing import lag_drift_s
+from engine.tts.chunker import ChunkSizes
+from engine.tts.measure import run_all_input, time_balance
+from engine.tts.policies import make_policy
+from engine.tts.synthesizer import IncrementalSynthesizer
 
 log = logging.getLogger(__name__)
 
@@ -50,12 +50,15 @@ def _finish(fig: plt.Figure, ax: plt.Axes, path: Path, xlabel: str, ylabel: str,
     return path.name
 
 
-def _tts_runs(voice, texts: list[str]) -> dict:  # noqa: ANN001 - TwoStageVoice
+def _tts_runs(voice, texts: list[str]) -> dict:
     """All input available: first audio per length, and per-chunk figures of the incremental policy."""
     words = " ".join(texts).split()
     firsts: dict[str, dict[int, list[float]]] = {"full": defaultdict(list), "lookahead-1": defaultdict(list)}
-    chunks: dict[str, dict[int, list[float]]] = {"gen": defaultdict(list), "audio": defaultdict(list),
-                                                  "balance": defaultdict(list)}  # fmt: skip
+    chunks: dict[str, dict[int, list[float]]] = {
+        "gen": defaultdict(list),
+        "audio": defaultdict(list),
+        "balance": defaultdict(list),
+    }
     for length in LENGTHS:
         for start in range(0, max(len(words) - length, 0) + 1, max(length * 3, 24))[:3]:
             sentence = " ".join(words[start : start + length]).rstrip(".,;:!?") + "."
@@ -90,7 +93,7 @@ def latency_vs_length(out: Path, runs: dict) -> str:
     )
 
 
-def _by_position(ax, data: dict[int, list[float]], label: str, style: str) -> None:  # noqa: ANN001
+def _by_position(ax, data: dict[int, list[float]], label: str, style: str) -> None:
     xs = sorted(data)
     if not xs:
         return
@@ -131,7 +134,7 @@ def gen_vs_audio_by_chunk(out: Path, runs: dict) -> str:
     )
 
 
-def _labelled_points(ax, points: list[tuple[str, float | None, float | None]]) -> None:  # noqa: ANN001 - an Axes
+def _labelled_points(ax, points: list[tuple[str, float | None, float | None]]) -> None:
     """A point per (label, x, y), its label beside it; one with no x or y is left out. Labels alternate above and
     below their points: configurations with similar figures sit close together."""
     for i, (label, x, y) in enumerate(points):
@@ -158,11 +161,26 @@ def wer_vs_latency(out: Path, results: dict) -> str:
 def lag_vs_quality(out: Path, results: dict) -> str:
     """The voice policies' trade-off: ear-voice lag (median) against ``word_distance_db`` (mean), a point each."""
     fig, ax = plt.subplots(figsize=(6, 4))
-    _labelled_points(ax, [(f"{name} ({r[m.UNDERRUNS]} underruns)", r[m.EAR_VOICE_LAG_S]["median"],
-                           (r.get(m.WORD_DISTANCE_DB) or {}).get("mean")) for name, r in results.items()])  # fmt: skip
-    return _finish(fig, ax, out / "lag_vs_quality.png", "ear_voice_lag_s, median (s)",
-                   "word_distance_db, mean (dB)",
-                   "Lag vs voice quality of the voice policies", legend=False)  # fmt: skip
+    _labelled_points(
+        ax,
+        [
+            (
+                f"{name} ({r[m.UNDERRUNS]} underruns)",
+                r[m.EAR_VOICE_LAG_S]["median"],
+                (r.get(m.WORD_DISTANCE_DB) or {}).get("mean"),
+            )
+            for name, r in results.items()
+        ],
+    )
+    return _finish(
+        fig,
+        ax,
+        out / "lag_vs_quality.png",
+        "ear_voice_lag_s, median (s)",
+        "word_distance_db, mean (dB)",
+        "Lag vs voice quality of the voice policies",
+        legend=False,
+    )
 
 
 def bleu_vs_lagging(out: Path, results: dict) -> str:
@@ -172,8 +190,15 @@ def bleu_vs_lagging(out: Path, results: dict) -> str:
     offline = next((r[m.BLEU_OFFLINE] for r in results.values() if r[m.BLEU_OFFLINE] is not None), None)
     if offline is not None:
         ax.axhline(offline, color="grey", linestyle="--", label="whole recording (bleu_offline)")
-    return _finish(fig, ax, out / "bleu_vs_lagging.png", "al_ca_s, median (s)", "BLEU of committed English",
-                   "Quality vs lagging of the interpreting configurations", legend=offline is not None)  # fmt: skip
+    return _finish(
+        fig,
+        ax,
+        out / "bleu_vs_lagging.png",
+        "al_ca_s, median (s)",
+        "BLEU of committed English",
+        "Quality vs lagging of the interpreting configurations",
+        legend=offline is not None,
+    )
 
 
 def lag_over_time(out: Path, words: list[tuple[float, float]], title: str, name: str = "lag_over_time.png") -> str:
@@ -181,7 +206,7 @@ def lag_over_time(out: Path, words: list[tuple[float, float]], title: str, name:
     if words:
         x, y = (np.asarray(v) for v in zip(*words, strict=True))
         ax.plot(x, y, ".", ms=4, label="ear-voice lag per word")
-        drift = lag_drift_s(x, y)
+        drift = lag_drift_s(x.tolist(), y.tolist())
         if drift is not None:
             slope, intercept = np.polyfit(x / 60.0, y, 1)
             ax.plot(x, intercept + slope * x / 60.0, "r-", label=f"drift {drift:+.3f} s/min")
@@ -189,10 +214,15 @@ def lag_over_time(out: Path, words: list[tuple[float, float]], title: str, name:
     return _finish(fig, ax, out / name, "source time (s)", "ear-voice lag (s)", title, legend=False)
 
 
-def write_all(out: Path, report: dict, lags: dict, models, entries: list[dict]) -> list[str]:  # noqa: ANN001
+def write_all(out: Path, report: dict, lags: dict, models, entries: list[dict]) -> list[str]:
     runs = _tts_runs(models.voice, [e["text"].lower() for e in entries])
-    files = [latency_vs_length(out, runs), time_balance_by_chunk(out, runs), gen_vs_audio_by_chunk(out, runs),
-             wer_vs_latency(out, report["results"]), lag_vs_quality(out, report["results"])]  # fmt: skip
+    files = [
+        latency_vs_length(out, runs),
+        time_balance_by_chunk(out, runs),
+        gen_vs_audio_by_chunk(out, runs),
+        wer_vs_latency(out, report["results"]),
+        lag_vs_quality(out, report["results"]),
+    ]
     name = "lookahead-1+la2" if "lookahead-1+la2" in lags else next(iter(lags))
     files.append(lag_over_time(out, lags[name]["words"], f"Ear-voice lag over {lags[name]['id']} ({name})"))
     return files

@@ -35,11 +35,28 @@ log = logging.getLogger(__name__)
 TTS_POLICIES = ("full", "naive", "lookahead-0", "lookahead-1", "lookahead-2")
 COMMIT_POLICIES = ("la2", "hold2", "waitk", "offline")
 CSV_FIELDS = (
-    "id", "tts_policy", "commit", "duration_s", "reference_times", m.FIRST_AUDIO_S, m.COMPUTE_RATIO,
-    "time_balance_min", m.UNDERRUNS, m.GAP_S, m.STARVED_S, "commit_latency_median_s", "commit_latency_p90_s",
-    m.WER_COMMITTED, m.WER_OFFLINE, "ear_voice_lag_median_s", "ear_voice_lag_p90_s", m.CHUNK_DELAY_S,
-    m.LAG_DRIFT_S, m.WER_SPOKEN, m.WORD_DISTANCE_DB,
-)  # fmt: skip
+    "id",
+    "tts_policy",
+    "commit",
+    "duration_s",
+    "reference_times",
+    m.FIRST_AUDIO_S,
+    m.COMPUTE_RATIO,
+    "time_balance_min",
+    m.UNDERRUNS,
+    m.GAP_S,
+    m.STARVED_S,
+    "commit_latency_median_s",
+    "commit_latency_p90_s",
+    m.WER_COMMITTED,
+    m.WER_OFFLINE,
+    "ear_voice_lag_median_s",
+    "ear_voice_lag_p90_s",
+    m.CHUNK_DELAY_S,
+    m.LAG_DRIFT_S,
+    m.WER_SPOKEN,
+    m.WORD_DISTANCE_DB,
+)
 
 
 def tts_config(name: str) -> dict:
@@ -55,16 +72,28 @@ def tts_config(name: str) -> dict:
 def _row(entry: dict, tts: str, commit: str, report: dict, wer_offline: float, reference_times: str) -> dict:
     lag, latency = report[m.EAR_VOICE_LAG_S], report[m.COMMIT_LATENCY_S]
     return {
-        "id": entry["id"], "tts_policy": tts, "commit": commit, "duration_s": report.get("audio_s_heard"),
-        "reference_times": reference_times, m.FIRST_AUDIO_S: report[m.FIRST_AUDIO_S]["median"],
-        m.COMPUTE_RATIO: report[m.COMPUTE_RATIO]["median"], "time_balance_min": report[m.TIME_BALANCE]["min"],
-        m.UNDERRUNS: report[m.UNDERRUNS], m.GAP_S: report[m.GAP_S], m.STARVED_S: report[m.STARVED_S],
-        "commit_latency_median_s": latency["median"], "commit_latency_p90_s": latency["p90"],
-        m.WER_COMMITTED: report[m.WER_COMMITTED], m.WER_OFFLINE: wer_offline,
-        "ear_voice_lag_median_s": lag["median"], "ear_voice_lag_p90_s": lag["p90"],
-        m.CHUNK_DELAY_S: report[m.CHUNK_DELAY_S], m.LAG_DRIFT_S: report[m.LAG_DRIFT_S],
-        m.WER_SPOKEN: report[m.WER_SPOKEN], m.WORD_DISTANCE_DB: (report.get(m.WORD_DISTANCE_DB) or {}).get("mean"),
-    }  # fmt: skip
+        "id": entry["id"],
+        "tts_policy": tts,
+        "commit": commit,
+        "duration_s": report.get("audio_s_heard"),
+        "reference_times": reference_times,
+        m.FIRST_AUDIO_S: report[m.FIRST_AUDIO_S]["median"],
+        m.COMPUTE_RATIO: report[m.COMPUTE_RATIO]["median"],
+        "time_balance_min": report[m.TIME_BALANCE]["min"],
+        m.UNDERRUNS: report[m.UNDERRUNS],
+        m.GAP_S: report[m.GAP_S],
+        m.STARVED_S: report[m.STARVED_S],
+        "commit_latency_median_s": latency["median"],
+        "commit_latency_p90_s": latency["p90"],
+        m.WER_COMMITTED: report[m.WER_COMMITTED],
+        m.WER_OFFLINE: wer_offline,
+        "ear_voice_lag_median_s": lag["median"],
+        "ear_voice_lag_p90_s": lag["p90"],
+        m.CHUNK_DELAY_S: report[m.CHUNK_DELAY_S],
+        m.LAG_DRIFT_S: report[m.LAG_DRIFT_S],
+        m.WER_SPOKEN: report[m.WER_SPOKEN],
+        m.WORD_DISTANCE_DB: (report.get(m.WORD_DISTANCE_DB) or {}).get("mean"),
+    }
 
 
 def run_eval(
@@ -112,11 +141,19 @@ def run_eval(
         recordings[name] = {e["id"]: r for e, r in zip(entries, rows[-len(entries) :], strict=True)}
         lags[name] = lag_trace(entries, reports)
     report = {
-        "eval": "shadow", "machine": machine_info(), "manifest": str(manifest),
-        "config": {"tts_policies": list(tts_policies), "commits": list(commits), "defaults": asdict(base),
-                   "mode": "simulate"},
-        "reference_times": reference_times, "results": results, "recordings": recordings,
-    }  # fmt: skip
+        "eval": "shadow",
+        "machine": machine_info(),
+        "manifest": str(manifest),
+        "config": {
+            "tts_policies": list(tts_policies),
+            "commits": list(commits),
+            "defaults": asdict(base),
+            "mode": "simulate",
+        },
+        "reference_times": reference_times,
+        "results": results,
+        "recordings": recordings,
+    }
     return write_report(
         out_dir, report, rows, CSV_FIELDS, lambda plots: plots.write_all(out_dir, report, lags, models, entries)
     )

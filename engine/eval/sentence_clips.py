@@ -78,8 +78,12 @@ def split_sentences(text: str) -> list[list[str]]:
         sentences[-1].append(token)
         if _SENTENCE_END.search(token):
             stem = normalize_token(token)
-            if stem in ABBREVIATIONS or (len(stem) == 1 and stem.isalpha() and token.rstrip("\"'”’)]").endswith(".")
-                                         and not token.endswith(("?", "!"))):  # fmt: skip
+            if stem in ABBREVIATIONS or (
+                len(stem) == 1
+                and stem.isalpha()
+                and token.rstrip("\"'”’)]").endswith(".")
+                and not token.endswith(("?", "!"))
+            ):
                 continue
             sentences.append([])
     return [s for s in sentences if s]
@@ -95,8 +99,7 @@ def sentence_spans(text: str, timed: Sequence[Word], duration_s: float) -> list[
     for words in sentences:
         spans.append(_spans(tokens, times, at, at + len(words), duration_s))
         if len(words) > 1:
-            cuts = [i for i in range(at + 1, at + len(words)) if times[i - 1] and times[i]
-                    and times[i].start_s - times[i - 1].end_s >= PHRASE_PAUSE_S]  # type: ignore[union-attr]  # fmt: skip
+            cuts = [i for i in range(at + 1, at + len(words)) if _pause_before(times, i) >= PHRASE_PAUSE_S]
             if cuts:
                 edges = [at, *cuts, at + len(words)]
                 pairs = zip(edges, edges[1:], strict=False)
@@ -105,8 +108,15 @@ def sentence_spans(text: str, timed: Sequence[Word], duration_s: float) -> list[
     return spans
 
 
-def _spans(tokens: Sequence[str], times: Sequence[Word | None], first: int, end: int, duration_s: float,
-           kind: str = "sentence") -> Span:  # fmt: skip
+def _pause_before(times: Sequence[Word | None], index: int) -> float:
+    """The silence between timed word ``index`` and the one before it (0 when either has no time)."""
+    before, word = times[index - 1], times[index]
+    return word.start_s - before.end_s if before is not None and word is not None else 0.0
+
+
+def _spans(
+    tokens: Sequence[str], times: Sequence[Word | None], first: int, end: int, duration_s: float, kind: str = "sentence"
+) -> Span:
     """Tokens ``first``..``end`` as a span: a first (last) word nobody timed reaches back (on) to the timed word
     before (after) it."""
     before = next((w.end_s for w in reversed(times[:first]) if w is not None), 0.0)
@@ -150,8 +160,12 @@ def clips_of(spans: Sequence[Span], probabilities: np.ndarray) -> tuple[list[tup
     clips, left_out = [], 0
     for span in spans:
         cut = tighten(span, probabilities)
-        if (cut is None or span.timed < MIN_TIMED_SHARE or len(span.text.split()) < MIN_WORDS
-                or cut[1] - cut[0] < MIN_CLIP_S):  # fmt: skip
+        if (
+            cut is None
+            or span.timed < MIN_TIMED_SHARE
+            or len(span.text.split()) < MIN_WORDS
+            or cut[1] - cut[0] < MIN_CLIP_S
+        ):
             log.debug("left out (%.0f%% timed): %s", 100 * span.timed, span.text)
             left_out += 1
             continue
@@ -183,10 +197,22 @@ def build(manifests: Sequence[Path], out: Path, progress: Callable[[str], None] 
             clip_id = f"{entry['id']}_s{k:02d}"
             samples = audio[int(round(start * SAMPLE_RATE)) : int(round(end * SAMPLE_RATE))]
             sf.write(out / "wav" / f"{clip_id}.wav", samples, SAMPLE_RATE, subtype="PCM_16")
-            rows.append({"id": clip_id, "wav": f"wav/{clip_id}.wav", "text": span.text, "kind": span.kind,
-                         "duration_s": round(samples.size / SAMPLE_RATE, 3), "source_id": entry["id"],
-                         "source_set": set_name, "start_s": round(start, 3), "end_s": round(end, 3),
-                         "style": entry.get("style"), "corpus": entry.get("corpus"), "licence": entry.get("licence"),
-                         "word_times": None})  # fmt: skip
+            rows.append(
+                {
+                    "id": clip_id,
+                    "wav": f"wav/{clip_id}.wav",
+                    "text": span.text,
+                    "kind": span.kind,
+                    "duration_s": round(samples.size / SAMPLE_RATE, 3),
+                    "source_id": entry["id"],
+                    "source_set": set_name,
+                    "start_s": round(start, 3),
+                    "end_s": round(end, 3),
+                    "style": entry.get("style"),
+                    "corpus": entry.get("corpus"),
+                    "licence": entry.get("licence"),
+                    "word_times": None,
+                }
+            )
     (out / "manifest.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return {"clips": len(rows), "left_out": left_out, "audio_s": sum(r["duration_s"] for r in rows)}

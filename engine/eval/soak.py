@@ -29,7 +29,8 @@ from engine.metrics.jsonsafe import json_safe
 from engine.metrics.shadowing import lag_drift_s
 from engine.pipeline.config import AUTO_LANGUAGE, ShadowConfig
 from engine.pipeline.models import Models
-from engine.pipeline.session import SessionListener, ShadowSession, WordRecord
+from engine.pipeline.records import SessionListener, WordRecord
+from engine.pipeline.session import ShadowSession
 from engine.pipeline.speed_probe import announced_probe
 from engine.pipeline.summary import UNDERRUNS_FORCED, UNDERRUNS_SHORT_NOTICE
 
@@ -65,8 +66,10 @@ def soak_recordings(entries: list[dict], translate_from: str | None) -> tuple[li
     if translate_from is None and len(languages) == 1:
         translate_from = languages[0]
     if translate_from is None or translate_from == AUTO_LANGUAGE:
-        raise ValueError(f"this translation manifest holds recordings in {', '.join(languages)}; a soak interprets "
-                         "one language: choose it with --translate-from")  # fmt: skip
+        raise ValueError(
+            f"this translation manifest holds recordings in {', '.join(languages)}; a soak interprets "
+            "one language: choose it with --translate-from"
+        )
     chosen = [e for e in entries if e["lang"] == translate_from]
     if not chosen:
         raise ValueError(f"no recordings in {translate_from!r} in this manifest (it has {', '.join(languages)})")
@@ -121,14 +124,22 @@ def translation_scores(source: JoinedRecordings, committed: dict[int, list[str]]
     try:
         for first in range(0, len(plays) - per_pass + 1, per_pass):
             refs, hyps = references[first : first + per_pass], hypotheses[first : first + per_pass]
-            passes.append({"from_s": plays[first][1], "to_s": plays[first + per_pass - 1][2],
-                           m.BLEU: bleu(refs, hyps), m.CHRF: chrf(refs, hyps)})  # fmt: skip
+            passes.append(
+                {
+                    "from_s": plays[first][1],
+                    "to_s": plays[first + per_pass - 1][2],
+                    m.BLEU: bleu(refs, hyps),
+                    m.CHRF: chrf(refs, hyps),
+                }
+            )
         whole = {m.BLEU: bleu(references, hypotheses), m.CHRF: chrf(references, hypotheses)} if plays else {}
     except ImportError as exc:  # the packaged app leaves sacrebleu out
         log.warning("BLEU and chrF not computed (%s)", exc)
         return {}
-    heard = [{"id": entries[index].get("id"), "from_s": start, "committed_text": hypotheses[n]}
-             for n, (index, start, _) in enumerate(plays)]  # fmt: skip
+    heard = [
+        {"id": entries[index].get("id"), "from_s": start, "committed_text": hypotheses[n]}
+        for n, (index, start, _) in enumerate(plays)
+    ]
     return {**whole, "recordings_scored": len(plays), "bleu_by_pass": passes, "plays": heard}
 
 
@@ -168,20 +179,34 @@ def run_soak(
     tenth = max(len(memory) // 10, 1)
     rss = [r for _, r in memory]
     report: dict[str, Any] = {
-        "soak": "shadow" if language is None else "interpret", "machine": machine_info(),
-        "config": {**config.__dict__, "minutes": minutes, "pause_s": pause_s, "recordings": len(entries),
-                   "mode": "simulate"},
+        "soak": "shadow" if language is None else "interpret",
+        "machine": machine_info(),
+        "config": {
+            **config.__dict__,
+            "minutes": minutes,
+            "pause_s": pause_s,
+            "recordings": len(entries),
+            "mode": "simulate",
+        },
         m.LAG_DRIFT_S: lag_drift_s(figures.source_ends, figures.lags),
-        m.EAR_VOICE_LAG_S: aggregate(figures.lags), m.UNDERRUNS: figures.underruns(), m.GAP_S: figures.gaps.gap_s,
-        UNDERRUNS_SHORT_NOTICE: figures.gaps.short_notice, UNDERRUNS_FORCED: figures.gaps.forced,
-        "lag_by_window": _windows(*lags, total), "step_cost_by_window": _windows(*steps, total),
+        m.EAR_VOICE_LAG_S: aggregate(figures.lags),
+        m.UNDERRUNS: figures.underruns(),
+        m.GAP_S: figures.gaps.gap_s,
+        UNDERRUNS_SHORT_NOTICE: figures.gaps.short_notice,
+        UNDERRUNS_FORCED: figures.gaps.forced,
+        "lag_by_window": _windows(*lags, total),
+        "step_cost_by_window": _windows(*steps, total),
         "rss_mb_by_window": _windows([t for t, _ in memory], rss, total),
-        "rss_mb": {"first_tenth_median": float(np.median(rss[:tenth])) if rss else None,
-                   "last_tenth_median": float(np.median(rss[-tenth:])) if rss else None,
-                   "peak": max(rss, default=None)},
+        "rss_mb": {
+            "first_tenth_median": float(np.median(rss[:tenth])) if rss else None,
+            "last_tenth_median": float(np.median(rss[-tenth:])) if rss else None,
+            "peak": max(rss, default=None),
+        },
         "words_spoken": len(figures.lags),
-        "dropped_audio_s": run.dropped_audio_s if run else 0.0, "pace": figures.pace, "speed_probe": probe,
-    }  # fmt: skip
+        "dropped_audio_s": run.dropped_audio_s if run else 0.0,
+        "pace": figures.pace,
+        "speed_probe": probe,
+    }
     if language is not None:
         report["non_english_words"] = figures.non_english_words
         if scored:

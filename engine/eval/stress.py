@@ -42,9 +42,13 @@ from engine.audio.resample import resample
 log = logging.getLogger(__name__)
 
 DEFAULT_RECORDINGS = (
-    "ls_2412-153948-0000", "librivox_ss_0870", "mfa_acoustic_corpus", "jfk_inaugural", "ljspeech_LJ001-0001",
+    "ls_2412-153948-0000",
+    "librivox_ss_0870",
+    "mfa_acoustic_corpus",
+    "jfk_inaugural",
+    "ljspeech_LJ001-0001",
     "vctk_p225_002",
-)  # fmt: skip
+)
 FAST_TEMPO = 1.2
 QUIET_DBFS = -35.0
 CLIP_GAIN_DB = 12.0
@@ -128,8 +132,9 @@ def tempo(audio: np.ndarray, factor: float) -> np.ndarray:
         return load_audio(dst)
 
 
-def short_phrases(entries: Sequence[dict], audio: dict[str, np.ndarray], rng: np.random.Generator,
-                  count: int = SHORT_PHRASES) -> tuple[np.ndarray, str, list[dict]] | None:  # fmt: skip
+def short_phrases(
+    entries: Sequence[dict], audio: dict[str, np.ndarray], rng: np.random.Generator, count: int = SHORT_PHRASES
+) -> tuple[np.ndarray, str, list[dict]] | None:
     """``count`` phrases of 1..``SHORT_MAX_WORDS`` words, each after ``SHORT_PAUSE_S`` of near-silence; cut halfway
     between a phrase's words and its neighbours (word times from forced alignment). Returns the audio, the words said
     and the recordings cut from; None without word times."""
@@ -175,13 +180,20 @@ def build(manifest: Path, out_dir: Path, recordings: Sequence[str] | None = None
     def write(entry_id: str, samples: np.ndarray, text: str, condition: str, source: dict | None) -> None:
         wav = f"wav/{entry_id}.wav"
         sf.write(str(out_dir / wav), np.clip(samples, -1, 1), SAMPLE_RATE, subtype="PCM_16")
-        out.append({
-            "id": entry_id, "wav": wav, "text": text, "duration_s": round(samples.size / SAMPLE_RATE, 3),
-            "condition": condition, "source_id": source["id"] if source else None,
-            "speaker": source.get("speaker") if source else None, "corpus": source.get("corpus") if source else None,
-            "licence": source.get("licence") if source else "made by liveshadow (no speech)",
-            "word_times": source.get("word_times") if source and condition != "fast_joined" else None,
-        })  # fmt: skip
+        out.append(
+            {
+                "id": entry_id,
+                "wav": wav,
+                "text": text,
+                "duration_s": round(samples.size / SAMPLE_RATE, 3),
+                "condition": condition,
+                "source_id": source["id"] if source else None,
+                "speaker": source.get("speaker") if source else None,
+                "corpus": source.get("corpus") if source else None,
+                "licence": source.get("licence") if source else "made by liveshadow (no speech)",
+                "word_times": source.get("word_times") if source and condition != "fast_joined" else None,
+            }
+        )
 
     order = [*entries, *reversed(entries)]
     joined = np.concatenate([trim_silence(audio[e["id"]], vad) for e in order])

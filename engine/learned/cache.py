@@ -55,7 +55,7 @@ class VoiceWrapper:
         self.voice = voice
 
     @property
-    def config(self):  # noqa: ANN201 - VoiceConfig
+    def config(self):
         return self.voice.config
 
     @property
@@ -145,8 +145,8 @@ class CachedVoice(VoiceWrapper):
             cost = modelled_s if self.modelled else time.perf_counter() - t0
             arrays = value if isinstance(value, tuple) else (value,)
             for array in arrays:
-                array.setflags(write=False)  # type: ignore[union-attr]
-            lru.put(key, value, cost, sum(a.nbytes for a in arrays) + 200)  # type: ignore[union-attr]
+                array.setflags(write=False)
+            lru.put(key, value, cost, sum(a.nbytes for a in arrays) + 200)
             self.misses += 1
         self.charged_s += cost
         return value

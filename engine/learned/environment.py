@@ -78,11 +78,16 @@ class Outcome:
 
     def summary(self, weights: RewardWeights | None = None) -> dict:
         median = statistics.median(self.lags_s) if self.lags_s else 0.0
-        return {"return": self.episode_return(weights), "lag_mean_s": self.lag_mean_s, "lag_median_s": median,
-                "underruns": self.underruns, "distance_db": self.distance_db,
-                "now_share": float(np.mean(np.asarray(self.moves) == NOW)) if self.moves else 0.0,
-                "wait_share": float(np.mean(np.asarray(self.moves) == WAIT)) if self.moves else 0.0,
-                "decisions": len(self.moves)}  # fmt: skip
+        return {
+            "return": self.episode_return(weights),
+            "lag_mean_s": self.lag_mean_s,
+            "lag_median_s": median,
+            "underruns": self.underruns,
+            "distance_db": self.distance_db,
+            "now_share": float(np.mean(np.asarray(self.moves) == NOW)) if self.moves else 0.0,
+            "wait_share": float(np.mean(np.asarray(self.moves) == WAIT)) if self.moves else 0.0,
+            "decisions": len(self.moves),
+        }
 
 
 class _Attribution(SessionListener):
@@ -112,7 +117,7 @@ def replay_config(episode: Episode) -> ShadowConfig:
     return replace(ShadowConfig(), cpu_slowdown=float(episode.config.get("cpu_slowdown") or 1.0))
 
 
-def replay(episode: Episode, agent: MoveAgent | None, voice, quality: bool = True) -> Outcome:  # noqa: ANN001
+def replay(episode: Episode, agent: MoveAgent | None, voice, quality: bool = True) -> Outcome:
     """One episode spoken by a session whose learned moves ``agent`` chooses (None: the plain lookahead rule, no
     decisions asked). ``voice`` is a ``CachedVoice`` (its ``timer`` charges the compute)."""
     config = replay_config(episode)
@@ -122,7 +127,7 @@ def replay(episode: Episode, agent: MoveAgent | None, voice, quality: bool = Tru
     attribution = _Attribution(session, outcome)
     session.listener = attribution
     if quality:
-        session.pieces = []
+        session.flow.pieces = []
     session.run_steps([step.result() for step in episode.steps], episode.audio_s, tts_timer=voice.timer)
     if session.error:
         raise RuntimeError(f"replaying {episode.id} failed: {session.error}")
@@ -130,9 +135,9 @@ def replay(episode: Episode, agent: MoveAgent | None, voice, quality: bool = Tru
     outcome.observations = [d.observation.vector() for d in decisions]
     outcome.moves = [d.move for d in decisions]
     outcome.underruns = session.figures.underruns()
-    if quality and session.pieces:
+    if quality and session.flow.pieces:
         sizes = ChunkSizes(config.first_chunk, config.chunk, config.phrase_chunk)
-        distances = session_word_distances_by_key(voice, session.pieces, sizes, config.voice_rate)
+        distances = session_word_distances_by_key(voice, session.flow.pieces, sizes, config.voice_rate)
         for key, distance in distances.items():
             outcome.distances_db.append(distance)
             outcome.distance_decisions.append(attribution.keys.get(key, 0))

@@ -57,8 +57,10 @@ class Step:
 
     def result(self) -> StepResult:
         """The step as the recognizer gave it to the session."""
-        committed = [CommittedWord(w.text, w.start_s, w.end_s, w.commit_s, w.pause_after, w.heard_s, w.forced)
-                     for w in self.committed]  # fmt: skip
+        committed = [
+            CommittedWord(w.text, w.start_s, w.end_s, w.commit_s, w.pause_after, w.heard_s, w.forced)
+            for w in self.committed
+        ]
         tentative = [Word(text, 0.0, 0.0) for text in self.tentative]
         return StepResult(committed, tentative, self.recognized, self.at_s, self.compute_s, paused=self.paused)
 
@@ -99,25 +101,42 @@ class Episode:
 
 
 def _step(result: StepResult) -> Step:
-    words = tuple(ArrivedWord(w.text, w.start_s, w.end_s, w.commit_s, w.pause_after, w.heard_s, w.forced)
-                  for w in result.committed)  # fmt: skip
+    words = tuple(
+        ArrivedWord(w.text, w.start_s, w.end_s, w.commit_s, w.pause_after, w.heard_s, w.forced)
+        for w in result.committed
+    )
     at = result.at_s if result.at_s is not None else 0.0
-    return Step(at, words, tuple(w.text for w in result.tentative), result.recognized, result.compute_s,
-                result.paused)  # fmt: skip
+    return Step(at, words, tuple(w.text for w in result.tentative), result.recognized, result.compute_s, result.paused)
 
 
 def record_episode(
-    audio: np.ndarray, models: Models, episode_id: str, config: ShadowConfig | None = None,
+    audio: np.ndarray,
+    models: Models,
+    episode_id: str,
+    config: ShadowConfig | None = None,
     reference: str | None = None,
-) -> Episode:  # fmt: skip
+) -> Episode:
     """Run the streaming recognizer over ``audio`` (16 kHz mono) as a session would, keeping every step."""
     config = config or ShadowConfig()
     clock = SimulatedClock(compute_scale=config.cpu_slowdown)
     steps: list[Step] = []
-    run = run_stream(audio, models.recognizer(config), clock, config.step_s, on_step=lambda r: steps.append(_step(r)),
-                     keep_words=False, phase_s=config.step_phase_s)  # fmt: skip
-    settings = {"backend": config.backend, "model": config.model, "commit": config.commit, "step_s": config.step_s,
-                "cpu_slowdown": config.cpu_slowdown, "translate_from": config.translate_from}  # fmt: skip
+    run = run_stream(
+        audio,
+        models.recognizer(config),
+        clock,
+        config.step_s,
+        on_step=lambda r: steps.append(_step(r)),
+        keep_words=False,
+        phase_s=config.step_phase_s,
+    )
+    settings = {
+        "backend": config.backend,
+        "model": config.model,
+        "commit": config.commit,
+        "step_s": config.step_s,
+        "cpu_slowdown": config.cpu_slowdown,
+        "translate_from": config.translate_from,
+    }
     return Episode(episode_id, run.audio_s, steps, reference, settings)
 
 
@@ -145,9 +164,12 @@ def load_episodes(path: Path) -> Iterator[Episode]:
 
 
 def record_manifest(
-    entries: Iterable[dict], speech_dir: Path, models: Models, config: ShadowConfig | None = None,
+    entries: Iterable[dict],
+    speech_dir: Path,
+    models: Models,
+    config: ShadowConfig | None = None,
     progress: Callable[[str], None] | None = None,
-) -> Iterator[Episode]:  # fmt: skip
+) -> Iterator[Episode]:
     """An episode per manifest entry (``id``, ``wav`` relative to ``speech_dir``, and ``text`` when known)."""
     from engine.audio.io import load_audio
 

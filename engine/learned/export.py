@@ -8,7 +8,7 @@ from pathlib import Path
 from engine.tts.learned.moves import MOVE_FEATURES, N_MOVE_FEATURES
 
 
-def export_onnx(model, path: Path) -> None:  # noqa: ANN001
+def export_onnx(model, path: Path) -> None:
     """The policy: observations [N, F] → probabilities of RULE, NOW and WAIT [N, 3]."""
     import onnx
     import torch
@@ -16,11 +16,11 @@ def export_onnx(model, path: Path) -> None:  # noqa: ANN001
     from engine.tts.learned.agent import FEATURES_KEY, INPUT, OUTPUT
 
     class Policy(torch.nn.Module):
-        def __init__(self, net) -> None:  # noqa: ANN001
+        def __init__(self, net) -> None:
             super().__init__()
             self.net = net
 
-        def forward(self, observation):  # noqa: ANN001, ANN201
+        def forward(self, observation):
             return torch.softmax(self.net.policy(observation), -1)
 
     policy = Policy(model).eval()
@@ -28,9 +28,16 @@ def export_onnx(model, path: Path) -> None:  # noqa: ANN001
     path.parent.mkdir(parents=True, exist_ok=True)
     with warnings.catch_warnings():  # the legacy exporter's notes
         warnings.simplefilter("ignore")
-        torch.onnx.export(policy, (torch.zeros(1, N_MOVE_FEATURES),), str(partial), input_names=[INPUT],
-                          output_names=[OUTPUT], dynamic_axes={INPUT: {0: "n"}, OUTPUT: {0: "n"}},
-                          opset_version=17, dynamo=False)  # fmt: skip
+        torch.onnx.export(
+            policy,
+            (torch.zeros(1, N_MOVE_FEATURES),),
+            str(partial),
+            input_names=[INPUT],
+            output_names=[OUTPUT],
+            dynamic_axes={INPUT: {0: "n"}, OUTPUT: {0: "n"}},
+            opset_version=17,
+            dynamo=False,
+        )
     graph = onnx.load(str(partial))
     entry = graph.metadata_props.add()
     entry.key, entry.value = FEATURES_KEY, ",".join(MOVE_FEATURES)
@@ -50,8 +57,9 @@ def plot_curve(history: list[dict], path: Path) -> None:
     axes[0].plot(its, [h["held_back_return"] for h in rows], "o-", ms=3, label="held-back, updated policy")
     axes[0].plot(its, [h["kept_return"] for h in rows], "-", label="held-back, kept policy")
     sampled = [h for h in rows if "return" in h]
-    axes[0].plot([h["iteration"] for h in sampled], [h["return"] for h in sampled], alpha=0.5,
-                 label="training batch (sampled)")  # fmt: skip
+    axes[0].plot(
+        [h["iteration"] for h in sampled], [h["return"] for h in sampled], alpha=0.5, label="training batch (sampled)"
+    )
     axes[0].set_title("return")
     axes[0].legend(fontsize=7)
     axes[1].plot(its, [h["kept_lag_mean_s"] for h in rows], label="lag mean (s)")
@@ -61,8 +69,9 @@ def plot_curve(history: list[dict], path: Path) -> None:
     axes[2].plot(its, [h["kept_distance_db"] for h in rows], label="word distance (dB)")
     axes[2].plot(its, [h["kept_now_share"] for h in rows], label="NOW share (greedy)")
     axes[2].plot(its, [h["kept_wait_share"] for h in rows], label="WAIT share (greedy)")
-    axes[2].plot([h["iteration"] for h in sampled], [h["now_share"] for h in sampled], alpha=0.5,
-                 label="NOW share (sampled)")  # fmt: skip
+    axes[2].plot(
+        [h["iteration"] for h in sampled], [h["now_share"] for h in sampled], alpha=0.5, label="NOW share (sampled)"
+    )
     axes[2].set_title("quality and moves")
     axes[2].legend(fontsize=7)
     for ax in axes:

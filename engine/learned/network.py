@@ -45,8 +45,9 @@ class SamplingAgent:
     name = "learned"
     moves = True
 
-    def __init__(self, policy: NumpyPolicy, rng: np.random.Generator | None = None,
-                 mask: dict[int, float] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self, policy: NumpyPolicy, rng: np.random.Generator | None = None, mask: dict[int, float] | None = None
+    ) -> None:
         """``mask``: features replaced by a constant (an ablation: index → value)."""
         self.policy, self.rng, self.mask = policy, rng, mask or {}
         self.log_probs: list[float] = []
@@ -59,7 +60,7 @@ class SamplingAgent:
         if self.rng is None:
             move = int(np.argmax(probs))
         else:
-            move = int(min(np.searchsorted(np.cumsum(probs), self.rng.random(), side="right"), len(MOVES) - 1))
+            move = min(int(np.searchsorted(np.cumsum(probs), self.rng.random(), side="right")), len(MOVES) - 1)
         self.log_probs.append(float(np.log(max(probs[move], 1e-12))))
         return move
 

@@ -19,7 +19,7 @@ from engine.learned.network import NumpyPolicy, SamplingAgent
 log = logging.getLogger(__name__)
 
 
-def _worker(connection, episodes_path: str, weights: dict) -> None:  # noqa: ANN001 - a multiprocessing Connection
+def _worker(connection, episodes_path: str, weights: dict) -> None:
     """Replays episodes on request: ("run", policy weights, [(episode index, seed or None, mask or None)])."""
     from engine.learned.cache import CachedVoice
     from engine.learned.episodes import load_episodes
@@ -35,26 +35,38 @@ def _worker(connection, episodes_path: str, weights: dict) -> None:  # noqa: ANN
             return
         _, policy_weights, jobs = message
         try:
-            results = [_replay(episodes[i], i, seed, mask, voice, reward_weights, policy_weights)
-                       for i, seed, mask in jobs]  # fmt: skip
+            results = [
+                _replay(episodes[i], i, seed, mask, voice, reward_weights, policy_weights) for i, seed, mask in jobs
+            ]
             connection.send((results, voice.hit_rate))
         except Exception as exc:  # the parent raises it (a hung pipe would hide it)
             log.exception("replaying failed")
             connection.send(RuntimeError(f"a replaying worker failed: {exc!r}"))
 
 
-def _replay(episode: Episode, index: int, seed: int | None, mask: dict | None, voice,  # noqa: ANN001
-            reward_weights: RewardWeights, policy_weights: dict) -> dict:  # fmt: skip
+def _replay(
+    episode: Episode,
+    index: int,
+    seed: int | None,
+    mask: dict | None,
+    voice,
+    reward_weights: RewardWeights,
+    policy_weights: dict,
+) -> dict:
     """One episode with the policy: sampled with ``seed``, greedy without."""
     from engine.learned.environment import replay
 
     agent = SamplingAgent(NumpyPolicy(policy_weights), np.random.default_rng(seed) if seed is not None else None, mask)
     outcome = replay(episode, agent, voice)
     return {
-        "index": index, "seed": seed, "observations": np.asarray(outcome.observations, np.float32),
-        "moves": np.asarray(outcome.moves, np.int64), "log_probs": np.asarray(agent.log_probs, np.float32),
-        "costs": outcome.costs(reward_weights), **outcome.summary(reward_weights),
-    }  # fmt: skip
+        "index": index,
+        "seed": seed,
+        "observations": np.asarray(outcome.observations, np.float32),
+        "moves": np.asarray(outcome.moves, np.int64),
+        "log_probs": np.asarray(agent.log_probs, np.float32),
+        "costs": outcome.costs(reward_weights),
+        **outcome.summary(reward_weights),
+    }
 
 
 class WorkerPool:

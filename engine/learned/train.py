@@ -82,7 +82,7 @@ class TrainSettings:
 
 
 # ----- the network and its update (torch)
-def network(moves: Sequence[str] = MOVES):  # noqa: ANN201 - a torch Module
+def network(moves: Sequence[str] = MOVES):
     """Policy and value MLPs on the features; the policy starts as the rule (greedy ``RULE`` on every state). A move
     not in ``moves`` is never taken (its logit starts at -30 and nothing rewards it)."""
     import torch
@@ -91,22 +91,28 @@ def network(moves: Sequence[str] = MOVES):  # noqa: ANN201 - a torch Module
     class MoveNet(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.policy = nn.Sequential(nn.Linear(N_MOVE_FEATURES, HIDDEN), nn.Tanh(), nn.Linear(HIDDEN, HIDDEN),
-                                        nn.Tanh(), nn.Linear(HIDDEN, len(MOVES)))  # fmt: skip
+            head = nn.Linear(HIDDEN, len(MOVES))
+            self.policy = nn.Sequential(
+                nn.Linear(N_MOVE_FEATURES, HIDDEN),
+                nn.Tanh(),
+                nn.Linear(HIDDEN, HIDDEN),
+                nn.Tanh(),
+                head,
+            )
             self.value = nn.Sequential(nn.Linear(N_MOVE_FEATURES, HIDDEN), nn.Tanh(), nn.Linear(HIDDEN, 1))
             with torch.no_grad():  # the imitation start: each other move's probability EXPLORE on every state
-                self.policy[4].weight.zero_()
+                head.weight.zero_()
                 allowed = [m for m in MOVES[1:] if m in moves]
                 other = math.log(EXPLORE / (1 - EXPLORE * len(allowed)))
-                self.policy[4].bias.copy_(torch.tensor([0.0] + [other if m in moves else -30.0 for m in MOVES[1:]]))
+                head.bias.copy_(torch.tensor([0.0] + [other if m in moves else -30.0 for m in MOVES[1:]]))
 
-        def forward(self, observations):  # noqa: ANN001, ANN201
+        def forward(self, observations):
             return self.policy(observations), self.value(observations).squeeze(-1)
 
     return MoveNet()
 
 
-def numpy_weights(model) -> dict[str, np.ndarray]:  # noqa: ANN001
+def numpy_weights(model) -> dict[str, np.ndarray]:
     return {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items() if k.startswith("policy")}
 
 
@@ -120,7 +126,7 @@ def cost_to_go(costs: np.ndarray, discount: float) -> np.ndarray:
     return out
 
 
-def ppo_update(model, optimizer, results: list[dict], settings: TrainSettings) -> dict:  # noqa: ANN001
+def ppo_update(model, optimizer, results: list[dict], settings: TrainSettings) -> dict:
     """PPO's clipped surrogate over the batch's decisions: the advantage is minus the discounted cost-to-go less the
     value head's estimate (normalized over the batch); the value head learns the cost-to-go."""
     import torch
@@ -150,8 +156,12 @@ def ppo_update(model, optimizer, results: list[dict], settings: TrainSettings) -
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
-        stats = {"loss": float(loss.detach()), "value_loss": float(value_loss.detach()),
-                 "entropy": float(entropy.detach()), "decisions": int(len(moves))}  # fmt: skip
+        stats = {
+            "loss": float(loss.detach()),
+            "value_loss": float(value_loss.detach()),
+            "entropy": float(entropy.detach()),
+            "decisions": int(len(moves)),
+        }
     return stats
 
 
@@ -159,9 +169,13 @@ BACKTRACK = (1.0, 0.5, 0.25)  # shares of an update's step tried, largest first 
 
 
 def guarded_update(
-    model, optimizer, results: list[dict], settings: TrainSettings,  # noqa: ANN001
-    held_back_return: Callable[[dict[str, np.ndarray]], float], kept_return: float,
-) -> tuple[bool, float, dict]:  # fmt: skip
+    model,
+    optimizer,
+    results: list[dict],
+    settings: TrainSettings,
+    held_back_return: Callable[[dict[str, np.ndarray]], float],
+    kept_return: float,
+) -> tuple[bool, float, dict]:
     """A PPO update kept only if the held-back return of the updated policy is no lower than ``kept_return``. The
     whole step is tried, then half and a quarter of it (a smaller step may leave the greedy moves that got worse as
     they were); when none holds, the network and the optimizer are put back. Returns (kept, the held-back return
@@ -207,7 +221,7 @@ def _load_recorded(path: Path) -> list[Episode]:
 _models = None
 
 
-def _record_in_process(job):  # noqa: ANN001, ANN202 - a RecordingJob → an Episode's JSON line
+def _record_in_process(job):
     global _models
     from engine.learned.training_set import record_job
 
@@ -227,7 +241,7 @@ def default_speech_dirs() -> tuple[Path, ...]:
     return (speech, speech.parent / "speech-hard")
 
 
-def record_episodes(settings: TrainSettings, progress=print) -> list[Episode]:  # noqa: ANN001
+def record_episodes(settings: TrainSettings, progress=print) -> list[Episode]:
     """The episodes of ``settings`` (recorded now if missing, one process per worker), in job order."""
     from engine.learned.training_set import manifest_entries, recording_jobs
 
@@ -237,8 +251,9 @@ def record_episodes(settings: TrainSettings, progress=print) -> list[Episode]:  
         if not recorded:
             raise ValueError(f"no episodes in {path}")
         return list(recorded.values())
-    jobs = recording_jobs(manifest_entries(settings.speech_dirs or default_speech_dirs()), settings.tempos,
-                          settings.slowdowns)  # fmt: skip
+    jobs = recording_jobs(
+        manifest_entries(settings.speech_dirs or default_speech_dirs()), settings.tempos, settings.slowdowns
+    )
     missing = [job for job in jobs if job.episode_id not in recorded]
     if missing:
         progress(f"recording {len(missing)} of {len(jobs)} episodes ({settings.workers} processes)")
@@ -265,7 +280,7 @@ def _mean(results: list[dict]) -> dict:
     return {k: statistics.fmean(r[k] for r in results) for k in keys}
 
 
-def train(settings: TrainSettings, progress=print) -> Path:  # noqa: ANN001
+def train(settings: TrainSettings, progress=print) -> Path:
     import torch
 
     settings.out.mkdir(parents=True, exist_ok=True)
@@ -275,10 +290,14 @@ def train(settings: TrainSettings, progress=print) -> Path:  # noqa: ANN001
     training = [i for i, e in enumerate(episodes) if not _held(e)]
     held_back = [i for i, e in enumerate(episodes) if _held(e)]
     if not training or not held_back:
-        raise ValueError(f"training needs training and held-back recordings ({len(training)} and {len(held_back)} "
-                         "episodes): a recording is held back by a hash of its id, about 2 in 5")  # fmt: skip
-    progress(f"{len(training)} training and {len(held_back)} held-back episodes, "
-             f"{sum(e.audio_s for e in episodes) / 60:.1f} min of speech")  # fmt: skip
+        raise ValueError(
+            f"training needs training and held-back recordings ({len(training)} and {len(held_back)} "
+            "episodes): a recording is held back by a hash of its id, about 2 in 5"
+        )
+    progress(
+        f"{len(training)} training and {len(held_back)} held-back episodes, "
+        f"{sum(e.audio_s for e in episodes) / 60:.1f} min of speech"
+    )
     model = network(settings.moves)
     optimizer = torch.optim.Adam(model.parameters(), lr=settings.lr)
     history: list[dict] = []
@@ -304,11 +323,20 @@ def train(settings: TrainSettings, progress=print) -> Path:  # noqa: ANN001
             held_back_return(numpy_weights(model))
             kept = dict(last)
             best = {"figures": kept, "iteration": 0, "state": copy.deepcopy(model.state_dict())}
-            history.append({"iteration": 0, "held_back_return": kept["return"], "kept_return": kept["return"],
-                            "best_return": kept["return"], **{f"kept_{k}": v for k, v in kept.items()}})  # fmt: skip
-            progress(f"the rule (the imitation start) on the held-back episodes: return {kept['return']:.4f}, lag "
-                     f"{kept['lag_mean_s']:.3f} s, underruns {kept['underruns']:.2f}, distance "
-                     f"{kept['distance_db']:.2f} dB")  # fmt: skip
+            history.append(
+                {
+                    "iteration": 0,
+                    "held_back_return": kept["return"],
+                    "kept_return": kept["return"],
+                    "best_return": kept["return"],
+                    **{f"kept_{k}": v for k, v in kept.items()},
+                }
+            )
+            progress(
+                f"the rule (the imitation start) on the held-back episodes: return {kept['return']:.4f}, lag "
+                f"{kept['lag_mean_s']:.3f} s, underruns {kept['underruns']:.2f}, distance "
+                f"{kept['distance_db']:.2f} dB"
+            )
         assert best is not None
         for iteration in range(start + 1, settings.iterations + 1):
             t0 = time.perf_counter()
@@ -322,16 +350,33 @@ def train(settings: TrainSettings, progress=print) -> Path:  # noqa: ANN001
                 kept = tried_figures
                 if tried > best["figures"]["return"] + 1e-9:  # not the last bits of a sum
                     best = {"figures": kept, "iteration": iteration, "state": copy.deepcopy(model.state_dict())}
-            row = {"iteration": iteration, **_mean(results), **stats, "accepted": accepted,
-                   "held_back_return": tried, "kept_return": kept["return"], "best_return": best["figures"]["return"],
-                   **{f"tried_{k}": v for k, v in tried_figures.items()},
-                   **{f"kept_{k}": v for k, v in kept.items()},
-                   "cache_hit_rate": pool.hit_rate, "seconds": time.perf_counter() - t0}  # fmt: skip
+            row = {
+                "iteration": iteration,
+                **_mean(results),
+                **stats,
+                "accepted": accepted,
+                "held_back_return": tried,
+                "kept_return": kept["return"],
+                "best_return": best["figures"]["return"],
+                **{f"tried_{k}": v for k, v in tried_figures.items()},
+                **{f"kept_{k}": v for k, v in kept.items()},
+                "cache_hit_rate": pool.hit_rate,
+                "seconds": time.perf_counter() - t0,
+            }
             history.append(row)
             progress(_progress_line(row, settings.iterations))
-            torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "history": history,
-                        "kept": kept, "best": best, "iteration": iteration, "settings": repr(settings)},
-                       str(checkpoint) + ".partial")  # fmt: skip
+            torch.save(
+                {
+                    "model": model.state_dict(),
+                    "optimizer": optimizer.state_dict(),
+                    "history": history,
+                    "kept": kept,
+                    "best": best,
+                    "iteration": iteration,
+                    "settings": repr(settings),
+                },
+                str(checkpoint) + ".partial",
+            )
             Path(str(checkpoint) + ".partial").replace(checkpoint)
             with open(settings.out / HISTORY_FILE, "w", encoding="utf-8") as stream:
                 stream.writelines(json.dumps(h) + "\n" for h in history)
@@ -344,24 +389,28 @@ def train(settings: TrainSettings, progress=print) -> Path:  # noqa: ANN001
     export_onnx(model, path)
     plot_curve(history, settings.out / CURVE_FILE)
     figures = best["figures"]
-    progress(f"best policy (iteration {best['iteration']}) on the held-back episodes: return {figures['return']:.4f} "
-             f"(the rule's {history[0]['kept_return']:.4f}), lag {figures['lag_mean_s']:.3f} s, underruns "
-             f"{figures['underruns']:.2f}, distance {figures['distance_db']:.2f} dB, NOW {figures['now_share']:.2f}, "
-             f"WAIT {figures['wait_share']:.2f}; policy: {path}")  # fmt: skip
+    progress(
+        f"best policy (iteration {best['iteration']}) on the held-back episodes: return {figures['return']:.4f} "
+        f"(the rule's {history[0]['kept_return']:.4f}), lag {figures['lag_mean_s']:.3f} s, underruns "
+        f"{figures['underruns']:.2f}, distance {figures['distance_db']:.2f} dB, NOW {figures['now_share']:.2f}, "
+        f"WAIT {figures['wait_share']:.2f}; policy: {path}"
+    )
     return path
 
 
 def _progress_line(row: dict, total: int) -> str:
     verdict = "kept" if row["accepted"] else "rejected"
-    return (f"iteration {row['iteration']}/{total}: batch return {row['return']:.3f} (NOW {row['now_share']:.2f}, "
-            f"WAIT {row['wait_share']:.2f}); "
-            f"update {verdict}: held-back {row['held_back_return']:.4f} (best {row['best_return']:.4f}; kept: "
-            f"lag {row['kept_lag_mean_s']:.3f} s, underruns {row['kept_underruns']:.2f}, distance "
-            f"{row['kept_distance_db']:.2f} dB, NOW {row['kept_now_share']:.2f}, WAIT {row['kept_wait_share']:.2f}); "
-            f"{row['seconds']:.1f} s")  # fmt: skip
+    return (
+        f"iteration {row['iteration']}/{total}: batch return {row['return']:.3f} (NOW {row['now_share']:.2f}, "
+        f"WAIT {row['wait_share']:.2f}); "
+        f"update {verdict}: held-back {row['held_back_return']:.4f} (best {row['best_return']:.4f}; kept: "
+        f"lag {row['kept_lag_mean_s']:.3f} s, underruns {row['kept_underruns']:.2f}, distance "
+        f"{row['kept_distance_db']:.2f} dB, NOW {row['kept_now_share']:.2f}, WAIT {row['kept_wait_share']:.2f}); "
+        f"{row['seconds']:.1f} s"
+    )
 
 
-def ablate(settings: TrainSettings, progress=print) -> dict:  # noqa: ANN001
+def ablate(settings: TrainSettings, progress=print) -> dict:
     """The best policy on the held-back episodes with each feature group replaced by its mean over the training
     episodes' decisions: how much each group matters (a group whose removal changes nothing does not)."""
     import torch
@@ -389,27 +438,42 @@ def ablate(settings: TrainSettings, progress=print) -> dict:  # noqa: ANN001
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, required=True, help="folder for episodes, checkpoint, curve and policy")
-    parser.add_argument("--speech-dir", type=Path, action="append",
-                        help="recordings with manifest.jsonl (repeatable; default ../shared/speech and "
-                             "../shared/speech-hard)")  # fmt: skip
+    parser.add_argument(
+        "--speech-dir",
+        type=Path,
+        action="append",
+        help="recordings with manifest.jsonl (repeatable; default ../shared/speech and ../shared/speech-hard)",
+    )
     parser.add_argument("--iterations", type=int, default=TrainSettings.iterations)
     parser.add_argument("--batch", type=int, default=TrainSettings.batch, help="training episodes per iteration")
-    parser.add_argument("--discount", type=float, default=TrainSettings.discount,
-                        help="the cost-to-go's discount per decision (1 = none)")  # fmt: skip
+    parser.add_argument(
+        "--discount",
+        type=float,
+        default=TrainSettings.discount,
+        help="the cost-to-go's discount per decision (1 = none)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--lr", type=float, default=TrainSettings.lr)
     parser.add_argument("--workers", type=int, default=2, help="replaying processes (one per core)")
     defaults = RewardWeights()
     parser.add_argument("--lag-weight", type=float, default=defaults.lag, help="return: per second of mean lag")
     parser.add_argument("--underrun-weight", type=float, default=defaults.underrun, help="return: per underrun")
-    parser.add_argument("--quality-weight", type=float, default=defaults.quality,
-                        help="return: per dB of mean word distance from the whole-sentence voice")  # fmt: skip
+    parser.add_argument(
+        "--quality-weight",
+        type=float,
+        default=defaults.quality,
+        help="return: per dB of mean word distance from the whole-sentence voice",
+    )
     parser.add_argument("--tempos", default="1,1.2", help="training recordings replayed at these tempos")
     parser.add_argument("--slowdowns", default="1,2", help="every recording at these CPU slowdowns")
-    parser.add_argument("--moves", default=",".join(MOVES),
-                        help=f"the moves the policy may take ({', '.join(MOVES)}; rule always)")  # fmt: skip
-    parser.add_argument("--ablate", action="store_true",
-                        help="after training: the best policy without each feature group (ablation.json)")  # fmt: skip
+    parser.add_argument(
+        "--moves", default=",".join(MOVES), help=f"the moves the policy may take ({', '.join(MOVES)}; rule always)"
+    )
+    parser.add_argument(
+        "--ablate",
+        action="store_true",
+        help="after training: the best policy without each feature group (ablation.json)",
+    )
 
 
 def settings_from(args: argparse.Namespace) -> TrainSettings:
@@ -423,15 +487,23 @@ def settings_from(args: argparse.Namespace) -> TrainSettings:
             raise ValueError(f"unknown moves {', '.join(unknown)} (the moves are {', '.join(MOVES)})")
         return tuple(m for m in MOVES if m in chosen or m == MOVES[0])
 
-    return TrainSettings(out=args.out, speech_dirs=tuple(args.speech_dir or ()), iterations=args.iterations,
-                         batch=args.batch, discount=args.discount,
-                         weights=RewardWeights(lag=args.lag_weight, underrun=args.underrun_weight,
-                                               quality=args.quality_weight),
-                         seed=args.seed, lr=args.lr, workers=args.workers, tempos=floats(args.tempos),
-                         slowdowns=floats(args.slowdowns), moves=moves(args.moves))  # fmt: skip
+    return TrainSettings(
+        out=args.out,
+        speech_dirs=tuple(args.speech_dir or ()),
+        iterations=args.iterations,
+        batch=args.batch,
+        discount=args.discount,
+        weights=RewardWeights(lag=args.lag_weight, underrun=args.underrun_weight, quality=args.quality_weight),
+        seed=args.seed,
+        lr=args.lr,
+        workers=args.workers,
+        tempos=floats(args.tempos),
+        slowdowns=floats(args.slowdowns),
+        moves=moves(args.moves),
+    )
 
 
-def run(args: argparse.Namespace, progress=print) -> None:  # noqa: ANN001
+def run(args: argparse.Namespace, progress=print) -> None:
     settings = settings_from(args)
     train(settings, progress)
     if args.ablate:

@@ -77,8 +77,11 @@ def recording_jobs(
         held = held_out(entry["id"])
         for tempo in (1.0,) if held else tempos:
             for slowdown in slowdowns:
-                jobs.append(RecordingJob(variant_id(entry["id"], tempo, slowdown), entry["wav"], tempo, slowdown,
-                                         entry.get("text"), held))  # fmt: skip
+                jobs.append(
+                    RecordingJob(
+                        variant_id(entry["id"], tempo, slowdown), entry["wav"], tempo, slowdown, entry.get("text"), held
+                    )
+                )
     return jobs
 
 

@@ -8,9 +8,20 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 REPORTED_PACKAGES = (
-    "liveshadow", "numpy", "onnxruntime", "onnx", "piper-tts", "faster-whisper", "ctranslate2", "vosk",
-    "silero-vad", "torch", "sounddevice", "soxr", "PySide6-Essentials",
-)  # fmt: skip
+    "liveshadow",
+    "numpy",
+    "onnxruntime",
+    "onnx",
+    "piper-tts",
+    "faster-whisper",
+    "ctranslate2",
+    "vosk",
+    "silero-vad",
+    "torch",
+    "sounddevice",
+    "soxr",
+    "PySide6-Essentials",
+)
 # CTranslate2 (the recognizer) reads these to choose its kernels (CT2_FORCE_CPU_ISA) and its matrix products (MKL or
 # oneDNN, CT2_USE_MKL). The same code rounds differently with each, which moves a streamed translation's BLEU by up to
 # two points (docs/HISTORY.md: interpreting, nineteenth round), so a report says when they were set.
@@ -57,7 +68,7 @@ def machine_info() -> dict[str, object]:
 
 
 def describe_machine(machine: dict) -> str:
-    """"2 cores, AMD EPYC" for a report's footer, with the recognizer's kernel settings when any were set."""
+    """ "2 cores, AMD EPYC" for a report's footer, with the recognizer's kernel settings when any were set."""
     text = f"{machine.get('cores')} cores, {machine.get('cpu_model', '')}"
     settings = machine.get("ctranslate2_settings") or {}
     if settings:

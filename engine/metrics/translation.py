@@ -63,8 +63,16 @@ def bleu_difference_interval(
 
     def score(stats: np.ndarray) -> float:
         total = [int(x) for x in stats.sum(axis=0)]
-        return float(metric.compute_bleu(total[:4], total[4:8], total[8], total[9], smooth_method=metric.smooth_method,
-                                         smooth_value=metric.smooth_value).score)  # fmt: skip
+        return float(
+            metric.compute_bleu(
+                total[:4],
+                total[4:8],
+                total[8],
+                total[9],
+                smooth_method=metric.smooth_method,
+                smooth_value=metric.smooth_value,
+            ).score
+        )
 
     labels = list(groups) if groups is not None else list(range(len(refs)))
     members: dict[Hashable, list[int]] = {}

@@ -80,7 +80,7 @@ def download(
     if have:
         request.add_header("Range", f"bytes={have}-")
     try:
-        response = urllib.request.urlopen(request, timeout=timeout_s)  # noqa: S310 - the user's own address
+        response = urllib.request.urlopen(request, timeout=timeout_s)
     except urllib.error.HTTPError as exc:
         if exc.code == 416 and have:  # the part file already holds everything (or more): start again
             part.unlink()
@@ -101,7 +101,7 @@ def download(
     if total is not None and done != total:
         raise DownloadError(
             f"the download of {url} was cut short: {done} of {total} bytes; try again to fetch the rest"
-        )  # fmt: skip
+        )
     if sha256 is not None:
         actual = file_sha256(part)
         if actual.lower() != sha256.lower():
@@ -111,7 +111,7 @@ def download(
     return target
 
 
-def _total_size(response, offset: int) -> int | None:  # noqa: ANN001 - an http.client.HTTPResponse or addinfourl
+def _total_size(response, offset: int) -> int | None:
     content_range = response.headers.get("Content-Range")
     if content_range:
         match = _CONTENT_RANGE.match(content_range)
@@ -121,7 +121,7 @@ def _total_size(response, offset: int) -> int | None:  # noqa: ANN001 - an http.
     return offset + int(length) if length and length.isdigit() else None
 
 
-def _receive(response, part: Path, have: int, total: int | None, on_progress, cancel, url: str) -> None:  # noqa: ANN001
+def _receive(response, part: Path, have: int, total: int | None, on_progress, cancel, url: str) -> None:
     started = last = time.monotonic()
     received = 0
     mode = "ab" if have else "wb"
@@ -134,7 +134,7 @@ def _receive(response, part: Path, have: int, total: int | None, on_progress, ca
             except TimeoutError as exc:
                 raise DownloadError(
                     f"the server stopped sending {url} after {have + received} bytes; try again to resume"
-                ) from exc  # fmt: skip
+                ) from exc
             except (OSError, http.client.HTTPException) as exc:
                 raise DownloadError(f"the connection broke after {have + received} bytes: {exc!r}") from exc
             if not block:

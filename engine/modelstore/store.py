@@ -75,16 +75,25 @@ def bundled_models() -> list[ModelInfo]:
         from engine.tts.voice import bundled_voice_paths
 
         onnx, _ = bundled_voice_paths()
-        found.append(ModelInfo(VOICE, "en_US-joe-medium (bundled)", "piper", onnx, _size(onnx.parent),
-                               "MIT (voice); CC0 (its dataset)", True))  # fmt: skip
-    except Exception as exc:  # noqa: BLE001 - listed as missing, the self-test says why
+        found.append(
+            ModelInfo(
+                VOICE,
+                "en_US-joe-medium (bundled)",
+                "piper",
+                onnx,
+                _size(onnx.parent),
+                "MIT (voice); CC0 (its dataset)",
+                True,
+            )
+        )
+    except Exception as exc:
         log.warning("the bundled voice is missing: %s", exc)
     try:
         from engine.asr.whisper_backend import bundled_model_path
 
         folder = bundled_model_path()
         found.append(ModelInfo(RECOGNIZER, "Whisper tiny.en (bundled)", "whisper", folder, _size(folder), "MIT", True))
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         log.warning("the bundled recognizer is missing: %s", exc)
     try:
         from engine.asr import whisper_base_model
@@ -95,9 +104,19 @@ def bundled_models() -> list[ModelInfo]:
             size = sum(_size(p.parent) for p in whisper_base_model.part_files())
         else:
             size = _size(folder)
-        found.append(ModelInfo(RECOGNIZER, "Whisper base (bundled; more accurate, slower; interprets)", "whisper",
-                               folder, size, "MIT", True, use_as=BASE_MODEL))  # fmt: skip
-    except Exception as exc:  # noqa: BLE001 - the packaged app has it only with its model package (packaging/README.md)
+        found.append(
+            ModelInfo(
+                RECOGNIZER,
+                "Whisper base (bundled; more accurate, slower; interprets)",
+                "whisper",
+                folder,
+                size,
+                "MIT",
+                True,
+                use_as=BASE_MODEL,
+            )
+        )
+    except Exception as exc:
         log.info("Whisper base is not installed: %s", exc)
     return found
 
@@ -168,12 +187,21 @@ class ModelStore:
             path, engine = onnx, "piper"
         else:
             path, engine = folder, "vosk"
-        return ModelInfo(kind, folder.name, engine, path, _size(folder), str(meta.get("licence") or UNKNOWN_LICENCE),
-                         False, str(meta.get("source", "")))  # fmt: skip
+        return ModelInfo(
+            kind,
+            folder.name,
+            engine,
+            path,
+            _size(folder),
+            str(meta.get("licence") or UNKNOWN_LICENCE),
+            False,
+            str(meta.get("source", "")),
+        )
 
     # ----- adding
-    def add_voice(self, onnx: Path | str, config: Path | str | None = None, source: str | None = None,
-                  licence: str | None = None) -> ModelInfo:  # fmt: skip
+    def add_voice(
+        self, onnx: Path | str, config: Path | str | None = None, source: str | None = None, licence: str | None = None
+    ) -> ModelInfo:
         """Add a Piper voice from a local ``.onnx`` (its ``.onnx.json`` beside it unless given)."""
         onnx = Path(onnx)
         config = Path(config) if config is not None else onnx.with_name(onnx.name + ".json")

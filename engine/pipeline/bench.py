@@ -49,19 +49,24 @@ def _run_entries(
     results["default"][m.WER_SPOKEN_FLOOR] = _spoken_floor(entries, config, models, progress)
     conditions = sorted({e["condition"] for e in entries if e.get("condition")})
     by_condition = {
-        c: aggregate_reports(*zip(*[(r, e) for r, e in zip(reports, entries, strict=True) if e.get("condition") == c],
-                                  strict=True))
+        c: aggregate_reports(
+            *zip(*[(r, e) for r, e in zip(reports, entries, strict=True) if e.get("condition") == c], strict=True)
+        )
         for c in conditions
-    }  # fmt: skip
+    }
     return {
         "bench": "shadow",
         "machine": machine_info(),
-        "config": {**reports[0]["config"], "manifest": str(manifest), "recordings": len(entries),
-                   "source_times": "manifest word_times where present, else recognizer word timestamps"},
+        "config": {
+            **reports[0]["config"],
+            "manifest": str(manifest),
+            "recordings": len(entries),
+            "source_times": "manifest word_times where present, else recognizer word timestamps",
+        },
         "results": results,
         "by_condition": by_condition,
         "per_recording": {e["id"]: _recording_figures(e, r) for e, r in zip(entries, reports, strict=True)},
-    }  # fmt: skip
+    }
 
 
 def _spoken_floor(
@@ -142,24 +147,39 @@ def _recording_figures(entry: dict, report: dict) -> dict:
     """What ``per_recording`` keeps of a shadow report, with the words spoken against the words said."""
     spoken = word_errors([entry.get("text") or ""], [report.get("spoken_text") or ""])
     return {
-        **{k: report.get(k) for k in (m.EAR_VOICE_LAG_S, m.UNDERRUNS, m.WER_COMMITTED, m.WER_SPOKEN, m.LAG_DRIFT_S,
-                                      m.STARVED_S, "source_times", "forced_words", "unspoken_words",
-                                      "failed_decodes", "dropped_audio_s")},
+        **{
+            k: report.get(k)
+            for k in (
+                m.EAR_VOICE_LAG_S,
+                m.UNDERRUNS,
+                m.WER_COMMITTED,
+                m.WER_SPOKEN,
+                m.LAG_DRIFT_S,
+                m.STARVED_S,
+                "source_times",
+                "forced_words",
+                "unspoken_words",
+                "failed_decodes",
+                "dropped_audio_s",
+            )
+        },
         "condition": entry.get("condition"),
         "reference_words": spoken.reference_words,
         "spoken_words": spoken.hypothesis_words,
         "spoken_ratio": spoken.hypothesis_words / spoken.reference_words if spoken.reference_words else None,
         "insertions": spoken.insertions,
         "speaker_tempo": (report.get("catch_up") or {}).get("speaker_tempo"),
-    }  # fmt: skip
+    }
 
 
 def _lag_line(r: dict) -> str:
     lag = r[m.EAR_VOICE_LAG_S]
     if not lag["n"]:
         return "nothing spoken"
-    return (f"ear_voice_lag_s median {lag['median']:.2f} s, p90 {lag['p90']:.2f} s, max {lag['max']:.2f} s "
-            f"({lag['n']} words)")  # fmt: skip
+    return (
+        f"ear_voice_lag_s median {lag['median']:.2f} s, p90 {lag['p90']:.2f} s, max {lag['max']:.2f} s "
+        f"({lag['n']} words)"
+    )
 
 
 def _db(figures: dict | None, key: str) -> str:
@@ -197,25 +217,32 @@ def format_table(report: dict) -> str:
     ratios = {k: v["spoken_ratio"] for k, v in recordings.items() if v["spoken_ratio"] is not None}
     if ratios:
         top = max(ratios, key=ratios.__getitem__)
-        lines.append(f"spoken/reference words at most {ratios[top]:.2f} ({top}); insertions "
-                     f"{sum(v['insertions'] for v in recordings.values())}; words spoken where nothing was said "
-                     f"{sum(v['spoken_words'] for v in recordings.values() if not v['reference_words'])}")  # fmt: skip
+        lines.append(
+            f"spoken/reference words at most {ratios[top]:.2f} ({top}); insertions "
+            f"{sum(v['insertions'] for v in recordings.values())}; words spoken where nothing was said "
+            f"{sum(v['spoken_words'] for v in recordings.values() if not v['reference_words'])}"
+        )
     tempos = {k: v["speaker_tempo"] for k, v in recordings.items() if v.get("speaker_tempo") is not None}
     if tempos:
         fastest = max(tempos, key=tempos.__getitem__)
-        lines.append(f"speaker's tempo against the voice's {min(tempos.values()):.2f}-{tempos[fastest]:.2f} "
-                     f"(fastest {fastest})")  # fmt: skip
+        lines.append(
+            f"speaker's tempo against the voice's {min(tempos.values()):.2f}-{tempos[fastest]:.2f} (fastest {fastest})"
+        )
     dropped = sum(v.get("dropped_audio_s") or 0.0 for v in recordings.values())
     forced = sum(v.get("forced_words") or 0 for v in recordings.values())
     lines.append(f"audio dropped by the recognizer {dropped:.1f} s; words committed by the hold bound {forced}")
     for condition, c in report.get("by_condition", {}).items():
         drift_values = [d for d in c[m.LAG_DRIFT_S].values() if d is not None]
         drift_text = f"; lag_drift_s {drift_values[0]:+.3f} s/min" if len(drift_values) == 1 else ""
-        lines.append(f"  {condition}: {_lag_line(c)}; underruns {c[m.UNDERRUNS]}; wer_committed "
-                     f"{c[m.WER_COMMITTED]:.3f}{drift_text}")  # fmt: skip
+        lines.append(
+            f"  {condition}: {_lag_line(c)}; underruns {c[m.UNDERRUNS]}; wer_committed "
+            f"{c[m.WER_COMMITTED]:.3f}{drift_text}"
+        )
     lines.append(probe_text(report))
     machine = report["machine"]
     slowdown = report["config"].get("cpu_slowdown", 1.0)
-    lines.append(f"{report['config']['recordings']} recordings; {describe_machine(machine)}"
-                 f"{f', compute charged x{slowdown:g}' if slowdown != 1.0 else ''}")  # fmt: skip
+    lines.append(
+        f"{report['config']['recordings']} recordings; {describe_machine(machine)}"
+        f"{f', compute charged x{slowdown:g}' if slowdown != 1.0 else ''}"
+    )
     return "\n".join(lines)

@@ -19,7 +19,7 @@ room must hear the voice played before each intake), ``headphones`` included, so
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -82,6 +82,7 @@ def echo_words(words: list[dict], reference: str, window_s: float = ECHO_WINDOW_
     ref = [k for k in (normalize_token(t) for t in reference.split()) if k]
     if not keys:
         return []
+    inserted: Sequence[int]
     if not ref:
         inserted = range(len(keys))
     else:
@@ -132,10 +133,15 @@ class _Room:
         self.session = session
         session.keep_heard = True
         self.room = RoomMicrophone(
-            audio, session.voice_track, self.gain_per_level * self.level, self.delay_s,
-            room_response(self.rt60_s, self.seed), self.level * 10 ** (self.noise_db / 20), session.sync_voice,
+            audio,
+            session.voice_track,
+            self.gain_per_level * self.level,
+            self.delay_s,
+            room_response(self.rt60_s, self.seed),
+            self.level * 10 ** (self.noise_db / 20),
+            session.sync_voice,
             self.seed,
-        )  # fmt: skip
+        )
         return self.room
 
 
@@ -172,22 +178,31 @@ def run_bench(
         ablation: dict | None = None
         for route in routes:
             gain = 0.0 if route == "headphones" else 10 ** (echo_db / 20) / max(level, 1e-9)
-            route_config = replace(config, echo_guard=GUARDS[route],
-                                   echo_canceller=CANCELLERS.get(route, config.echo_canceller))  # fmt: skip
-            kept = [] if ablate and route == "cancel" else None
-            results[route] = _run_route(entries, route_config, models, gain, delay_ms / 1000, rt60_s, noise_db,
-                                        progress, route, kept)  # fmt: skip
+            route_config = replace(
+                config, echo_guard=GUARDS[route], echo_canceller=CANCELLERS.get(route, config.echo_canceller)
+            )
+            kept: list[HeardSignals] | None = [] if ablate and route == "cancel" else None
+            results[route] = _run_route(
+                entries, route_config, models, gain, delay_ms / 1000, rt60_s, noise_db, progress, route, kept
+            )
             if kept:
                 ablation = run_echo_ablation(kept, models.backend, models.vad, progress)
         return {
             "bench": "echo",
             "machine": machine_info(),
-            "config": {"manifest": str(manifest), "recordings": len(entries), "echo_db": echo_db,
-                       "echo_delay_ms": delay_ms, "rt60_s": rt60_s, "noise_db": noise_db,
-                       "echo_hint_ms": config.echo_hint_ms, "cpu_slowdown": config.cpu_slowdown},
+            "config": {
+                "manifest": str(manifest),
+                "recordings": len(entries),
+                "echo_db": echo_db,
+                "echo_delay_ms": delay_ms,
+                "rt60_s": rt60_s,
+                "noise_db": noise_db,
+                "echo_hint_ms": config.echo_hint_ms,
+                "cpu_slowdown": config.cpu_slowdown,
+            },
             "results": results,
             **({"ablation": ablation} if ablation is not None else {}),
-        }  # fmt: skip
+        }
 
     return run_probed(models, run, progress)
 
@@ -217,8 +232,11 @@ def _run_route(
         found = echo_words(report["words"], entry.get("text") or "")
         echoes += found
         echo = report.get("echo") or {}
-        per_recording[entry["id"]] = {m.ECHO_WORDS: len(found), "warm_start": echo.get("warm_start"),
-                                      m.WER_COMMITTED: report[m.WER_COMMITTED]}  # fmt: skip
+        per_recording[entry["id"]] = {
+            m.ECHO_WORDS: len(found),
+            "warm_start": echo.get("warm_start"),
+            m.WER_COMMITTED: report[m.WER_COMMITTED],
+        }
         if echo.get("aec_compute_ratio") is not None:
             compute += echo["aec_compute_ratio"] * echo["aec_audio_s"]
             audio += echo["aec_audio_s"]
@@ -242,27 +260,34 @@ def _run_route(
         m.COMMIT_LATENCY_S: figures[m.COMMIT_LATENCY_S],
         m.UNDERRUNS: figures[m.UNDERRUNS],
         m.AEC_COMPUTE_RATIO: compute / audio if audio else None,
-        m.ERLE_DB: 10 * float(np.log10(before / max(after, 1e-12))) if before > 0 and config.echo_guard == "cancel"
+        m.ERLE_DB: 10 * float(np.log10(before / max(after, 1e-12)))
+        if before > 0 and config.echo_guard == "cancel"
         else None,
         "gated_s": sum((r.get("echo") or {}).get("gated_s", 0.0) for r in reports),
         "per_recording": per_recording,
-    }  # fmt: skip
+    }
 
 
 def format_table(report: dict) -> str:
     c = report["config"]
-    lines = [f"echo at {c['echo_db']:+g} dB, {c['echo_delay_ms']:g} ms, RT60 {c['rt60_s']:g} s, noise "
-             f"{c['noise_db']:g} dB; {c['recordings']} recordings"]  # fmt: skip
-    lines.append(f"{'route':<13} {'wer_committed':>13} {'echo_words':>10} {'lag median':>10} {'lag p90':>8} "
-                 f"{'underruns':>9} {'gated_s':>8} {'aec ratio':>9} {'erle_db':>7}")  # fmt: skip
+    lines = [
+        f"echo at {c['echo_db']:+g} dB, {c['echo_delay_ms']:g} ms, RT60 {c['rt60_s']:g} s, noise "
+        f"{c['noise_db']:g} dB; {c['recordings']} recordings"
+    ]
+    lines.append(
+        f"{'route':<13} {'wer_committed':>13} {'echo_words':>10} {'lag median':>10} {'lag p90':>8} "
+        f"{'underruns':>9} {'gated_s':>8} {'aec ratio':>9} {'erle_db':>7}"
+    )
     for route, r in report["results"].items():
         lag = r[m.EAR_VOICE_LAG_S]
         ratio = "-" if r[m.AEC_COMPUTE_RATIO] is None else f"{r[m.AEC_COMPUTE_RATIO]:.4f}"
         erle = "-" if r[m.ERLE_DB] is None else f"{r[m.ERLE_DB]:.1f}"
         median = "-" if lag["median"] is None else f"{lag['median']:.2f} s"
         p90 = "-" if lag["p90"] is None else f"{lag['p90']:.2f} s"
-        lines.append(f"{route:<13} {r[m.WER_COMMITTED]:>13.3f} {r[m.ECHO_WORDS]:>10} {median:>10} {p90:>8} "
-                     f"{r[m.UNDERRUNS]:>9} {r['gated_s']:>8.1f} {ratio:>9} {erle:>7}")  # fmt: skip
+        lines.append(
+            f"{route:<13} {r[m.WER_COMMITTED]:>13.3f} {r[m.ECHO_WORDS]:>10} {median:>10} {p90:>8} "
+            f"{r[m.UNDERRUNS]:>9} {r['gated_s']:>8.1f} {ratio:>9} {erle:>7}"
+        )
     head = report["results"].get("headphones")
     cancel = report["results"].get("cancel")
     if head and cancel and head[m.EAR_VOICE_LAG_S]["median"] is not None and cancel[m.EAR_VOICE_LAG_S]["median"]:
@@ -270,8 +295,10 @@ def format_table(report: dict) -> str:
         lag_cost = cancel[m.EAR_VOICE_LAG_S]["median"] - head[m.EAR_VOICE_LAG_S]["median"]
         lines.append(f"cancel against headphones: wer_committed {wer_cost:+.3f}, lag median {lag_cost:+.2f} s")
     if "ablation" in report:
-        lines += ["the recognizer on the cancel route's signals, apart from the session (WER):",
-                  format_echo_ablation(report["ablation"])]  # fmt: skip
+        lines += [
+            "the recognizer on the cancel route's signals, apart from the session (WER):",
+            format_echo_ablation(report["ablation"]),
+        ]
     lines.append(probe_text(report))
     slowdown = c.get("cpu_slowdown", 1.0)
     lines.append(

@@ -50,10 +50,14 @@ def interpret_results(entries: list[dict], reports: list[dict], offline: list[st
 
     def by_language(texts: list[str]) -> dict[str, float]:
         return {
-            lang: bleu(*zip(*[(e["translation"], t) for e, t in zip(entries, texts, strict=True) if e["lang"] == lang],
-                            strict=True))
+            lang: bleu(
+                *zip(
+                    *[(e["translation"], t) for e, t in zip(entries, texts, strict=True) if e["lang"] == lang],
+                    strict=True,
+                )
+            )
             for lang in sorted({e["lang"] for e in entries})
-        }  # fmt: skip
+        }
 
     mine, reference = by_language(committed), by_language(offline)
     return {
@@ -74,7 +78,7 @@ def interpret_results(entries: list[dict], reports: list[dict], offline: list[st
 
 
 def offline_translations(
-    backend,  # noqa: ANN001 - a WhisperBackend that translates
+    backend,
     entries: list[dict],
     progress: Callable[[str], None] | None = None,
 ) -> list[str]:
@@ -118,8 +122,9 @@ def run_bench(
         # repeat of a step later. A speaker sets the phase at random, and it moves BLEU by several points
         # (docs/HISTORY.md: interpreting, seventeenth round), so runs that all take one phase repeat its luck
         phased = replace(base, step_phase_s=(run - 1) / repeat * base.step_s)
-        reports.append(run_probed(models, partial(_one_run, manifest, entries, policies, phased, models, offline,
-                                                  said), said))  # fmt: skip
+        reports.append(
+            run_probed(models, partial(_one_run, manifest, entries, policies, phased, models, offline, said), said)
+        )
     if repeat == 1:
         return reports[0]
     over = {policy: summarize([r["results"][policy] for r in reports], INTERPRET_FIGURES) for policy in policies}
@@ -161,19 +166,25 @@ def _one_run(
         for entry, report, text in zip(entries, reports, offline, strict=True):
             per_recording.setdefault(
                 entry["id"], {"lang": entry["lang"], "reference": entry["translation"], "offline_translation": text}
-            )[policy] = {  # fmt: skip
+            )[policy] = {
                 "committed": report["committed_text"],
                 **{name: report.get(name) for name in (m.BLEU, m.AL_S, m.AL_CA_S, m.END_OFFSET_S, m.UNDERRUNS)},
             }
     return {
         "bench": "interpret",
         "machine": machine_info(),
-        "config": {"manifest": str(manifest), "recordings": len(entries), "model": "whisper base (translate)",
-                   "policies": list(policies), "step_s": base.step_s, "step_phase_s": base.step_phase_s,
-                   "cpu_slowdown": base.cpu_slowdown},
+        "config": {
+            "manifest": str(manifest),
+            "recordings": len(entries),
+            "model": "whisper base (translate)",
+            "policies": list(policies),
+            "step_s": base.step_s,
+            "step_phase_s": base.step_phase_s,
+            "cpu_slowdown": base.cpu_slowdown,
+        },
         "results": results,
         "per_recording": per_recording,
-    }  # fmt: skip
+    }
 
 
 INTERPRET_FIGURES = (
@@ -204,8 +215,10 @@ def format_repeated(report: dict) -> str:
         pooled = over.get("bleu_cost_pooled")
         if pooled:
             cost = _cost_text(pooled["cost"], pooled["ci95"])
-            lines.append(f"  bleu_offline - bleu, every run's sentences pooled: {cost}, resampling recordings with "
-                         "all their runs")  # fmt: skip
+            lines.append(
+                f"  bleu_offline - bleu, every run's sentences pooled: {cost}, resampling recordings with "
+                "all their runs"
+            )
     return "\n".join(lines)
 
 
@@ -235,17 +248,24 @@ def format_table(report: dict) -> str:
     recordings = report["config"]["recordings"]
     for policy, r in report["results"].items():
         if r.get(BLEU_COST_CI):
-            lines.append(f"{policy}: bleu_offline - bleu {_cost_text(r[m.BLEU_OFFLINE] - r[m.BLEU], r[BLEU_COST_CI])}"
-                         f", paired bootstrap over the {recordings} recordings")  # fmt: skip
+            lines.append(
+                f"{policy}: bleu_offline - bleu {_cost_text(r[m.BLEU_OFFLINE] - r[m.BLEU], r[BLEU_COST_CI])}"
+                f", paired bootstrap over the {recordings} recordings"
+            )
     for policy, r in report["results"].items():
         if r[m.UNDERRUNS]:
             lines.append(f"{policy}: underruns {r[m.UNDERRUNS]} ({r[m.GAP_S]:.2f} s of gaps){underrun_causes_text(r)}")
         if r.get("forced_words") or r.get("pause_words"):
-            lines.append(f"{policy}: words committed before the policy agreed on them: {r.get('forced_words', 0)} "
-                         f"by the hold bound, {r.get('pause_words', 0)} at a pause")  # fmt: skip
-    lines.append("bleu by language (first policy / offline): " + ", ".join(
-        f"{lang} {_fmt(v[m.BLEU], digits=1)} / {_fmt(v[m.BLEU_OFFLINE], digits=1)}" for lang, v in languages.items()
-    ))  # fmt: skip
+            lines.append(
+                f"{policy}: words committed before the policy agreed on them: {r.get('forced_words', 0)} "
+                f"by the hold bound, {r.get('pause_words', 0)} at a pause"
+            )
+    lines.append(
+        "bleu by language (first policy / offline): "
+        + ", ".join(
+            f"{lang} {_fmt(v[m.BLEU], digits=1)} / {_fmt(v[m.BLEU_OFFLINE], digits=1)}" for lang, v in languages.items()
+        )
+    )
     lines.append(probe_text(report))
     machine = report["machine"]
     slowdown = report["config"].get("cpu_slowdown", 1.0)

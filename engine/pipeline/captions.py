@@ -176,3 +176,11 @@ def write_captions(folder: Path) -> list[Path]:
     path.write_text(plain_text(heard), encoding="utf-8")
     written.append(path)
     return written
+
+
+def write_captions_logged(folder: Path) -> None:
+    """``write_captions``, an error logged: the recording itself is complete, only its captions are missing."""
+    try:
+        write_captions(folder)
+    except (OSError, ValueError) as exc:
+        log.error("could not write the session's captions into %s: %s", folder, exc)

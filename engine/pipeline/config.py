@@ -81,8 +81,9 @@ class ShadowConfig:
         if self.echo_guard not in ECHO_GUARDS:
             raise ValueError(f"echo guard must be one of {', '.join(ECHO_GUARDS)}, not {self.echo_guard!r}")
         if self.echo_canceller not in ECHO_CANCELLERS:
-            raise ValueError(f"the echo canceller must be one of {', '.join(ECHO_CANCELLERS)}, not "
-                             f"{self.echo_canceller!r}")  # fmt: skip
+            raise ValueError(
+                f"the echo canceller must be one of {', '.join(ECHO_CANCELLERS)}, not {self.echo_canceller!r}"
+            )
         if self.echo_path not in ECHO_PATHS:
             raise ValueError(f"the echo path must be one of {', '.join(ECHO_PATHS)}, not {self.echo_path!r}")
         if not 0 <= self.duck_db <= 60:
@@ -147,5 +148,13 @@ class ShadowConfig:
 
     def models_key(self) -> tuple:
         """What the loaded models depend on: a change here means loading them again."""
-        return (self.backend, self.model, self.translate_from, self.voice, self.seed, self.tts_threads,
-                self.asr_threads, self.interpret_beam_size)  # fmt: skip
+        return (
+            self.backend,
+            self.model,
+            self.translate_from,
+            self.voice,
+            self.seed,
+            self.tts_threads,
+            self.asr_threads,
+            self.interpret_beam_size,
+        )

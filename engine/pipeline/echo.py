@@ -182,17 +182,18 @@ class EchoPath:
         if restarted:
             log.info("echo canceller: the reference shifted by %.0f ms; starting again", shift * 1000)
             self.shift_s = shift
-            self.canceller = EchoCanceller(canceller.method, canceller.noise_suppression, canceller.path)
-            self.canceller.carry(canceller)
+            fresh = EchoCanceller(canceller.method, canceller.noise_suppression, canceller.path)
+            fresh.carry(canceller)
+            self.canceller = canceller = fresh
         if self._realign is not None:
             state, echo_at_s = self._realign
             self._realign = None
             lag_s = (delay_s - self.shift_s) - echo_at_s
             lag_s = lag_s if abs(lag_s) > REALIGN_ABOVE_S else 0.0
             if restarted or lag_s:  # the learned path where this session's echo is
-                self.canceller.restore(state, lag_s)
-        elif self.canceller.path == "digital" and not self.warm:
-            self.canceller.seed_delay(delay_s - self.shift_s)
+                canceller.restore(state, lag_s)
+        elif canceller.path == "digital" and not self.warm:
+            canceller.seed_delay(delay_s - self.shift_s)
 
     def remember(self) -> None:
         """Leave what the canceller learned for the next session on this route."""
@@ -209,10 +210,16 @@ class EchoPath:
             canceller = self.canceller
             delay = self.delay.delay_s if self.delay is not None else None
             figures.update(
-                method=canceller.method, path=canceller.path,
-                aec_compute_ratio=self.compute_s / self.audio_s if self.audio_s else None, aec_audio_s=self.audio_s,
-                hint_ms=self.hint_s * 1000, measured_delay_ms=None if delay is None else delay * 1000,
-                shift_ms=self.shift_s * 1000, noise_suppression=canceller.noise_suppression, warm_start=self.warm,
-                reanchored=self.reanchored, echo_only_s=canceller.echo_only_s,
-            )  # fmt: skip
+                method=canceller.method,
+                path=canceller.path,
+                aec_compute_ratio=self.compute_s / self.audio_s if self.audio_s else None,
+                aec_audio_s=self.audio_s,
+                hint_ms=self.hint_s * 1000,
+                measured_delay_ms=None if delay is None else delay * 1000,
+                shift_ms=self.shift_s * 1000,
+                noise_suppression=canceller.noise_suppression,
+                warm_start=self.warm,
+                reanchored=self.reanchored,
+                echo_only_s=canceller.echo_only_s,
+            )
         return figures

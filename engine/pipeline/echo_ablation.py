@@ -68,8 +68,11 @@ def run_echo_ablation(
             run = run_policy(k.signal(name), backend, vad)
             streamed.append(" ".join(w.text for w in run.committed))
             stock.append(backend.transcribe_stock(k.signal(name)))  # type: ignore[attr-defined]
-        rows[name] = {"la2": corpus_wer(refs, streamed), "stock_offline": corpus_wer(refs, stock),
-                      "texts": dict(zip([k.recording for k in kept], streamed, strict=True))}  # fmt: skip
+        rows[name] = {
+            "la2": corpus_wer(refs, streamed),
+            "stock_offline": corpus_wer(refs, stock),
+            "texts": dict(zip([k.recording for k in kept], streamed, strict=True)),
+        }
     return {"signals": rows, "recordings": len(kept)}
 
 

@@ -32,8 +32,13 @@ def load_backend(config: ShadowConfig) -> AsrBackend:
             model = str(whisper_base_model.model_dir())
         if config.translate_from is None:
             return WhisperBackend(model, threads=config.asr_threads)
-        return WhisperBackend(model, threads=config.asr_threads, language=_source_language(config), task="translate",
-                              beam_size=config.interpret_beam_size)  # fmt: skip
+        return WhisperBackend(
+            model,
+            threads=config.asr_threads,
+            language=_source_language(config),
+            task="translate",
+            beam_size=config.interpret_beam_size,
+        )
     if config.backend == "vosk":
         from engine.asr.vosk_backend import VoskBackend
 
@@ -47,8 +52,15 @@ def stream_config(config: ShadowConfig) -> StreamConfig:
     finish window: the translating decode was not measured with them)."""
     if config.translate_from is None:
         return StreamConfig(endpoint_s=config.endpoint_s, force_previous=config.force_previous)
-    return StreamConfig(endpoint_s=config.endpoint_s, force_previous=config.force_previous, min_window_s=0.0,
-                        start_beam_size=0, start_window_s=0.0, start_s=0.0, finish_window_s=0.0)  # fmt: skip
+    return StreamConfig(
+        endpoint_s=config.endpoint_s,
+        force_previous=config.force_previous,
+        min_window_s=0.0,
+        start_beam_size=0,
+        start_window_s=0.0,
+        start_s=0.0,
+        finish_window_s=0.0,
+    )
 
 
 def streaming_recognizer(backend: AsrBackend, vad: SileroVad, config: ShadowConfig) -> StreamingRecognizer:

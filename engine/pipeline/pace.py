@@ -203,8 +203,12 @@ class MachinePace:
         elif level == last and not beyond or cost < self.step_cost_low_s and ratio < VOICE_RATIO_HIGH / 2:
             level = max(level - 1, 0)
         if level != self.level:
-            log.info("machine pace: recognizer step %.2f s, voice compute/audio %s: %s", cost,
-                     "-" if measured is None else f"{measured:.2f}", self.levels[level])  # fmt: skip
+            log.info(
+                "machine pace: recognizer step %.2f s, voice compute/audio %s: %s",
+                cost,
+                "-" if measured is None else f"{measured:.2f}",
+                self.levels[level],
+            )
             self.level = level
             self._level_since_s = at_s
             if len(self.changes) < 1000:
@@ -269,9 +273,11 @@ class MachinePace:
             level = self.level
         message = None
         if level == self.cannot_keep_up:
-            message = (f"This computer is too slow to keep up: each recognizer step takes {cost or 0:.2f} s and the "
-                       f"voice needs {ratio or 0:.1f} s of compute per second of speech. The voice will fall behind; "
-                       "close other programs.")  # fmt: skip
+            message = (
+                f"This computer is too slow to keep up: each recognizer step takes {cost or 0:.2f} s and the "
+                f"voice needs {ratio or 0:.1f} s of compute per second of speech. The voice will fall behind; "
+                "close other programs."
+            )
         return PaceStatus(cost, ratio, hurry, level, self.levels[level], message)
 
     def report(self) -> dict:

@@ -9,6 +9,7 @@ show what choosing it means (docs/RESULTS.md has the table, its machine, date an
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 from engine.pipeline.config import ShadowConfig
 
@@ -33,7 +34,7 @@ class Preset:
     key: str  # for the command line
     name: str  # for the window
     summary: str
-    knobs: dict[str, object]
+    knobs: dict[str, Any]
     figures: PresetFigures | None = None
 
     def apply(self, config: ShadowConfig) -> ShadowConfig:

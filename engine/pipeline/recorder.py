@@ -11,12 +11,15 @@ import logging
 import threading
 import time
 import wave
+from dataclasses import asdict
 from pathlib import Path
 from typing import IO
 
 import numpy as np
 
+from engine.metrics import names as m
 from engine.metrics.jsonsafe import json_safe
+from engine.pipeline.records import WordRecord
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +39,7 @@ class _WavWriter:
     """16-bit mono PCM written through; the header is patched by ``wave`` on every write."""
 
     def __init__(self, path: Path, rate: int) -> None:
-        self._file: IO[bytes] = open(path, "wb")  # noqa: SIM115 - closed in close()
+        self._file: IO[bytes] = open(path, "wb")
         self._wav = wave.open(self._file, "wb")
         self._wav.setnchannels(1)
         self._wav.setsampwidth(2)
@@ -73,8 +76,8 @@ class SessionRecorder:
             self.folder.mkdir(parents=True, exist_ok=True)
             self._input = _WavWriter(self.folder / INPUT_WAV, input_rate)
             self._output = _WavWriter(self.folder / OUTPUT_WAV, output_rate)
-            self._transcript = open(self.folder / TRANSCRIPT, "w", encoding="utf-8")  # noqa: SIM115
-            self._metrics = open(self.folder / METRICS, "w", encoding="utf-8")  # noqa: SIM115
+            self._transcript = open(self.folder / TRANSCRIPT, "w", encoding="utf-8")
+            self._metrics = open(self.folder / METRICS, "w", encoding="utf-8")
         except OSError as exc:
             raise RecorderError(f"cannot record the session into {self.folder}: {exc}") from exc
         self._lock = threading.Lock()
@@ -101,6 +104,11 @@ class SessionRecorder:
 
     def transcript(self, event: dict) -> None:
         self._line(self._transcript, event)
+
+    def words(self, event: str, records: list[WordRecord]) -> None:
+        """Each word's record as it was ``event`` ("committed", "spoken") in the transcript, with its lag."""
+        for record in records:
+            self.transcript({"event": event, **asdict(record), m.EAR_VOICE_LAG_S: record.lag_s})
 
     def metrics(self, event: dict) -> None:
         self._line(self._metrics, event)

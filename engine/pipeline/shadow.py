@@ -132,10 +132,11 @@ def shadow_file(
         temporary = tempfile.TemporaryDirectory(prefix="liveshadow-session-")
         record_dir = Path(temporary.name)
     try:
-        session = ShadowSession(config, models, record_dir=record_dir,
-                                voice_track=PlayedTrack() if hear is not None else None)  # fmt: skip
+        session = ShadowSession(
+            config, models, record_dir=record_dir, voice_track=PlayedTrack() if hear is not None else None
+        )
         if voice_quality:
-            session.pieces = []
+            session.flow.pieces = []
         heard = hear(audio, session) if hear is not None else audio
         figures = session.run_file(heard, realtime=realtime, output_device=config.output_device, play=play)
         if session.error and not keep_on_error:
@@ -146,14 +147,14 @@ def shadow_file(
         report["ear_voice_lag_values_s"] = [w[m.EAR_VOICE_LAG_S] for w in report["words"]]
         report["commit_latency_values_s"] = [w["commit_s"] - w["source_end_s"] for w in report["words"]]
         report["warnings"] = list(session.warnings)
-        if session.pieces is not None:
+        if session.flow.pieces is not None:
             distances = session_word_distances(
                 models.voice,
-                session.pieces,
+                session.flow.pieces,
                 ChunkSizes(config.first_chunk, config.chunk, config.phrase_chunk),
                 config.voice_rate,
             )
-            session.pieces = None
+            session.flow.pieces = None
             report[m.WORD_DISTANCE_DB] = aggregate(distances)
             report["word_distance_values_db"] = distances
         backend = models.backend

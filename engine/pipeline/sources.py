@@ -12,9 +12,15 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from engine.audio.devices import AudioDeviceError, server_name
 from engine.pipeline.config import ShadowConfig
+
+if TYPE_CHECKING:
+    from engine.audio.capture import Capture
+    from engine.audio.ports import CaptureDevice
+    from engine.audio.server_capture import ServerCapture
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +40,7 @@ class SourcePlan:
 
 @dataclass
 class LiveSource(SourcePlan):
-    capture: object = None  # engine.audio.capture.Capture or engine.audio.server_capture.ServerCapture
+    capture: CaptureDevice | None = None  # ``audio.capture.Capture`` or ``audio.server_capture.ServerCapture``
 
 
 def plan_source(source: str, config: ShadowConfig) -> SourcePlan:
@@ -59,15 +65,18 @@ def plan_source(source: str, config: ShadowConfig) -> SourcePlan:
     loops = device.monitor_of == _voice_sink(voice_output)
     heard = device.description.removeprefix("Monitor of ")
     if loops and config.echo_guard == "gate":  # asked for
-        route = (f"the voice plays on {heard}, which is heard: the source is not heard while the voice plays (gate); "
-                 "to hear every word, choose the echo guard cancel or play the voice on another output")  # fmt: skip
+        route = (
+            f"the voice plays on {heard}, which is heard: the source is not heard while the voice plays (gate); "
+            "to hear every word, choose the echo guard cancel or play the voice on another output"
+        )
     elif loops:
         route = f"the voice plays on {heard}, which is heard: the voice's own sound is cancelled from it"
         config = replace(config, echo_guard="cancel", echo_hint_ms=0.0, echo_path="digital")
     else:
         route = "the voice plays on another output: nothing to cancel"
-    return SourcePlan(device.name, True, f"this computer's sound ({device.description})", route, config,
-                      system=True, loops=loops)  # fmt: skip
+    return SourcePlan(
+        device.name, True, f"this computer's sound ({device.description})", route, config, system=True, loops=loops
+    )
 
 
 _GUARDED = {"gate": "gated (not heard while the voice plays)", "cancel": "cancelled"}
@@ -79,7 +88,7 @@ def open_source(source: str, config: ShadowConfig) -> LiveSource:
     return LiveSource(**plan.__dict__, capture=capture_for(plan))
 
 
-def capture_for(plan: SourcePlan) -> object:
+def capture_for(plan: SourcePlan) -> Capture | ServerCapture:
     """The capture a plan opens (not yet started): through the sound server, or a PortAudio input device."""
     from engine.audio.capture import Capture
     from engine.audio.server_capture import ServerCapture

@@ -193,7 +193,9 @@ def probe_text(report: dict) -> str:
         first = f"{before[key]:.3f}"
         return f"{first} -> {after[key]:.3f} s" if after else f"{first} s"
 
-    return (f"machine speed (wall time, medians before -> after the run; fastest in brackets): recognizer step on "
-            f"{before['recording_s']:.1f} s {pair('recognizer_s')} ({pair('recognizer_min_s')}), voice piece of "
-            f"{before['voice_audio_s']:.1f} s {pair('voice_s')} ({pair('voice_min_s')}); side by side: recognizer "
-            f"{pair('recognizer_beside_voice_s')}, voice {pair('voice_beside_recognizer_s')}")  # fmt: skip
+    return (
+        f"machine speed (wall time, medians before -> after the run; fastest in brackets): recognizer step on "
+        f"{before['recording_s']:.1f} s {pair('recognizer_s')} ({pair('recognizer_min_s')}), voice piece of "
+        f"{before['voice_audio_s']:.1f} s {pair('voice_s')} ({pair('voice_min_s')}); side by side: recognizer "
+        f"{pair('recognizer_beside_voice_s')}, voice {pair('voice_beside_recognizer_s')}"
+    )

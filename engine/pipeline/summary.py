@@ -35,8 +35,10 @@ def underrun_causes_text(figures: dict) -> str:
     """For a line that has just given ``underruns``: what the breakdown says, or nothing when there were none."""
     if not figures.get(m.UNDERRUNS):
         return ""
-    return (f" (of them {figures.get(UNDERRUNS_SHORT_NOTICE, 0)} with less notice than their piece's compute, "
-            f"{figures.get(UNDERRUNS_FORCED, 0)} holding a word the hold bound committed)")  # fmt: skip
+    return (
+        f" (of them {figures.get(UNDERRUNS_SHORT_NOTICE, 0)} with less notice than their piece's compute, "
+        f"{figures.get(UNDERRUNS_FORCED, 0)} holding a word the hold bound committed)"
+    )
 
 
 class SessionFigures:
@@ -105,17 +107,30 @@ class SessionFigures:
                 self.balances.append(buffered_s)
 
     def played(
-        self, piece: AudioPiece, spoken: list[WordRecord], start_s: float, end_s: float, words_at_s: float,
-        computed: bool, compute_s: float | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        piece: AudioPiece,
+        spoken: list[WordRecord],
+        start_s: float,
+        end_s: float,
+        words_at_s: float,
+        computed: bool,
+        compute_s: float | None = None,
+    ) -> None:
         """The piece played from ``start_s`` to ``end_s``; ``words_at_s``: when its own words were all committed;
         ``compute_s``: what the piece took to make, on the session's clock (for the underruns' causes)."""
         with self._lock:
             if self._previous_end is not None:
                 gap = start_s - self._previous_end
                 if gap > GAP_EPSILON_S:
-                    self.gaps.add(gap, self._previous_end, words_at_s, piece.chunk == 0, piece.phrase_start,
-                                  compute_s, any(record.forced for record in spoken))  # fmt: skip
+                    self.gaps.add(
+                        gap,
+                        self._previous_end,
+                        words_at_s,
+                        piece.chunk == 0,
+                        piece.phrase_start,
+                        compute_s,
+                        any(record.forced for record in spoken),
+                    )
             if computed:
                 self._previous_end = end_s
             else:
@@ -127,15 +142,28 @@ class SessionFigures:
                     if not self.keep_words:
                         continue
                     self.spoken_text.append(record.text)
-                    self.words.append({
-                        "text": record.text, "sentence": record.sentence, "index": record.index,
-                        "source_start_s": record.source_start_s, "source_end_s": record.source_end_s,
-                        "commit_s": record.commit_s, "ready_s": record.ready_s,
-                        "speak_start_s": record.speak_start_s, "speak_end_s": record.speak_end_s,
-                        m.EAR_VOICE_LAG_S: record.lag_s,
-                    })  # fmt: skip
+                    self.words.append(
+                        {
+                            "text": record.text,
+                            "sentence": record.sentence,
+                            "index": record.index,
+                            "source_start_s": record.source_start_s,
+                            "source_end_s": record.source_end_s,
+                            "commit_s": record.commit_s,
+                            "ready_s": record.ready_s,
+                            "speak_start_s": record.speak_start_s,
+                            "speak_end_s": record.speak_end_s,
+                            m.EAR_VOICE_LAG_S: record.lag_s,
+                        }
+                    )
             if spoken:
                 self.chunks.append((end_s, spoken[-1].source_end_s))
+
+    def close(self, run: StreamRun | None, pace: dict, echo: dict | None, error: str | None) -> None:
+        """The session ended: its recognizer run, what it measured of the machine, the echo path, its error."""
+        if run is not None:
+            self.asr(run)
+        self.pace, self.echo, self.error = pace, echo, error
 
     def asr(self, run: StreamRun) -> None:
         with self._lock:

@@ -59,7 +59,7 @@ class Unit:
 def _basic_normalizer() -> Callable[[str], str]:
     from whisper_normalizer.basic import BasicTextNormalizer
 
-    return BasicTextNormalizer()  # type: ignore[return-value]
+    return BasicTextNormalizer()
 
 
 def _basic(text: str) -> str:
@@ -84,8 +84,9 @@ def units(words: Sequence[Word], language: str | None) -> list[Unit]:
             continue
         step = (word.end_s - word.start_s) / len(keys)
         text = word.text if len(keys) == 1 else None
-        out.extend(Unit(text or k, k, word.start_s + i * step, word.start_s + (i + 1) * step)
-                   for i, k in enumerate(keys))  # fmt: skip
+        out.extend(
+            Unit(text or k, k, word.start_s + i * step, word.start_s + (i + 1) * step) for i, k in enumerate(keys)
+        )
     return out
 
 

@@ -72,11 +72,17 @@ def practice_file(
     if program is not None:
         words, played_s = program.words, program.duration_s
     report = score_recording(words, attempt_audio, backend, language, offset_s, program)
-    report.update({
-        "command": "practice", "source": str(source), "attempt": str(attempt), "source_words_from": origin,
-        "source_s": played_s, "speed": speed,
-        "recognizer_compute_s": time.perf_counter() - t0,
-    })  # fmt: skip
+    report.update(
+        {
+            "command": "practice",
+            "source": str(source),
+            "attempt": str(attempt),
+            "source_words_from": origin,
+            "source_s": played_s,
+            "speed": speed,
+            "recognizer_compute_s": time.perf_counter() - t0,
+        }
+    )
     log.info("scored %s against %s: %d said of %d", attempt, source, report["evs_s"]["n"], len(words))
     return report
 
@@ -117,15 +123,24 @@ def score_recording(
     if not attempt_audio.size:
         raise AsrError("the attempt holds no audio")
     t0 = time.perf_counter()
-    said = transcribe_long(backend, attempt_audio) if program is None else said_per_piece(backend, attempt_audio,
-                                                                                         program, offset_s)  # fmt: skip
+    said = (
+        transcribe_long(backend, attempt_audio)
+        if program is None
+        else said_per_piece(backend, attempt_audio, program, offset_s)
+    )
     report = score(source, said, offset_s, language).report()
     if program is not None:
         moved = [Word(w.text, w.start_s + offset_s, w.end_s + offset_s) for w in said]
         report.update(program.score(moved, attempt_audio.size / SAMPLE_RATE + offset_s, language))
-    report.update({
-        "language": language, "offset_s": offset_s, "attempt_s": attempt_audio.size / SAMPLE_RATE,
-        "source_text": " ".join(w.text for w in source), "attempt_text": " ".join(w.text for w in said),
-        "recognizer_compute_s": time.perf_counter() - t0, "machine": machine_info(),
-    })  # fmt: skip
+    report.update(
+        {
+            "language": language,
+            "offset_s": offset_s,
+            "attempt_s": attempt_audio.size / SAMPLE_RATE,
+            "source_text": " ".join(w.text for w in source),
+            "attempt_text": " ".join(w.text for w in said),
+            "recognizer_compute_s": time.perf_counter() - t0,
+            "machine": machine_info(),
+        }
+    )
     return report

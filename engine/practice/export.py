@@ -22,8 +22,16 @@ log = logging.getLogger(__name__)
 SAMPLE_RATE = 16000
 
 MACHINE_TIER = "liveshadow"
-CSV_COLUMNS = ("source_word", "source_start_s", "source_end_s", "mark", "attempt_word", "attempt_start_s",
-               "attempt_end_s", "evs_s")  # fmt: skip
+CSV_COLUMNS = (
+    "source_word",
+    "source_start_s",
+    "source_end_s",
+    "mark",
+    "attempt_word",
+    "attempt_start_s",
+    "attempt_end_s",
+    "evs_s",
+)
 MIN_INTERVAL_S = 0.001  # an interval shorter than this (two words Whisper timed alike) is left out of a tier
 
 
@@ -66,8 +74,13 @@ def tiers(report: dict, machine_words: Sequence[dict] | None = None) -> dict[str
             evs.append(Span(w["source_end_s"], w["source_end_s"], f"{w['evs_s']:.3f}"))
     out = {"source": _intervals(source), "attempt": _intervals(attempt), "mark": _intervals(marks), "evs": evs}
     if machine_words:
-        out[MACHINE_TIER] = _intervals([Span(w["speak_start_s"], w["speak_end_s"], w["text"]) for w in machine_words
-                                        if w.get("speak_start_s") is not None])  # fmt: skip
+        out[MACHINE_TIER] = _intervals(
+            [
+                Span(w["speak_start_s"], w["speak_end_s"], w["text"])
+                for w in machine_words
+                if w.get("speak_start_s") is not None
+            ]
+        )
     return out
 
 
@@ -86,8 +99,7 @@ def write_textgrid(path: Path, all_tiers: dict[str, list[Span]], duration_s: flo
         if name == "evs":
             grid.addTier(textgrid.PointTier(name, [Point(s.start_s, s.label) for s in spans], 0.0, end))
         else:
-            grid.addTier(textgrid.IntervalTier(name, [Interval(s.start_s, s.end_s, s.label) for s in spans], 0.0,
-                                               end))  # fmt: skip
+            grid.addTier(textgrid.IntervalTier(name, [Interval(s.start_s, s.end_s, s.label) for s in spans], 0.0, end))
     grid.save(str(path), format="long_textgrid", includeBlankSpaces=True)
     return path
 
@@ -119,9 +131,18 @@ def write_csv(path: Path, report: dict) -> Path:
         writer = csv.writer(out)
         writer.writerow(CSV_COLUMNS)
         for w in report.get("words") or []:
-            writer.writerow([w.get("source") or "", _num(w.get("source_start_s")), _num(w.get("source_end_s")),
-                             w.get("mark") or "", w.get("attempt") or "", _num(w.get("attempt_start_s")),
-                             _num(w.get("attempt_end_s")), _num(w.get("evs_s"))])  # fmt: skip
+            writer.writerow(
+                [
+                    w.get("source") or "",
+                    _num(w.get("source_start_s")),
+                    _num(w.get("source_end_s")),
+                    w.get("mark") or "",
+                    w.get("attempt") or "",
+                    _num(w.get("attempt_start_s")),
+                    _num(w.get("attempt_end_s")),
+                    _num(w.get("evs_s")),
+                ]
+            )
     return path
 
 

@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -41,6 +42,10 @@ from engine.practice.live_common import (
 )
 from engine.practice.marks import GrowingUnits
 from engine.practice.tap import SAMPLE_RATE, RecordingTap
+
+if TYPE_CHECKING:
+    from engine.pipeline.sources import SourcePlan
+
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +76,7 @@ class HeardPracticeSession(LiveSessionBase):
         self.max_s = max_s
         self.label = source  # what the source is called, once prepared
         self.notice: str | None = None  # why the session ended by itself, when it was not an error
-        self._plan = None
+        self._plan: SourcePlan | None = None
         self._source_backend: AsrBackend | None = None
         self._person_backend: AsrBackend | None = None
         self._vads: tuple = ()
@@ -104,7 +109,7 @@ class HeardPracticeSession(LiveSessionBase):
         from engine.pipeline.sources import plan_source
         from engine.practice.attempt import load_recognizer
 
-        plan = plan_source(self.source_name, ShadowConfig(input_device=self.input_device))  # type: ignore[arg-type]
+        plan = plan_source(self.source_name, ShadowConfig(input_device=self.input_device))
         if not plan.server and plan.device == self.input_device:
             raise AudioDeviceError("the source to practise on is the microphone itself: choose this computer's sound")
         self._plan, self.label = plan, plan.label
@@ -123,7 +128,7 @@ class HeardPracticeSession(LiveSessionBase):
 
         if self._plan is None:
             raise RuntimeError("prepare() first")
-        heard: BlockQueue = capture_for(self._plan)  # type: ignore[assignment]
+        heard: BlockQueue = capture_for(self._plan)
         mic = Capture(self.input_device)
         self._source_tap, self._person_tap = RecordingTap(heard, self.max_s), RecordingTap(mic, self.max_s)
         self._clock = RealClock()
@@ -164,13 +169,26 @@ class HeardPracticeSession(LiveSessionBase):
                 tap.capture.stop()  # type: ignore[attr-defined]
         self._conclude(self.offset_s() is not None, self._score)
 
-    def _listen(self, tap: RecordingTap, backend: AsrBackend | None, vad: object, translating: bool,
-                on_step: Callable[[object], None]) -> None:  # fmt: skip
+    def _listen(
+        self,
+        tap: RecordingTap,
+        backend: AsrBackend | None,
+        vad: object,
+        translating: bool,
+        on_step: Callable[[object], None],
+    ) -> None:
         """One side recognized live until the session stops; a device that went away stops both."""
         recognizer, step_s = self._recognizer(backend, vad, translating)  # type: ignore[arg-type]
         try:
-            run = run_capture(tap, recognizer, self._clock, self._should_stop, min_step_s=step_s,  # type: ignore[arg-type]
-                              on_step=on_step, keep_words=False)  # fmt: skip
+            run = run_capture(
+                tap,
+                recognizer,
+                self._clock,
+                self._should_stop,
+                min_step_s=step_s,
+                on_step=on_step,
+                keep_words=False,
+            )
             if run.device_error:
                 self.error = self.error or run.device_error
         except (AsrError, AudioDeviceError, OSError) as exc:
@@ -210,8 +228,7 @@ class HeardPracticeSession(LiveSessionBase):
         level = self._person_tap.level_db if self._person_tap is not None else -120.0
         with self._marking:
             source_units = self._heard_units.of(heard)
-        return self._marked(source_units, self.offset_s(), position, position, level,
-                            open_ended=True)  # fmt: skip
+        return self._marked(source_units, self.offset_s(), position, position, level, open_ended=True)
 
     def _score(self) -> dict:
         from engine.practice.attempt import score_recording
@@ -232,8 +249,9 @@ class HeardPracticeSession(LiveSessionBase):
             from engine.practice.interpreting import EnglishTarget, english_target, score_interpretation
 
             target = english_target(None, spoken, self._source_backend)  # type: ignore[arg-type]
-            target = EnglishTarget(_later(target.words, start_s), _later(target.translated, start_s), target.origin,
-                                   target.reference)  # fmt: skip
+            target = EnglishTarget(
+                _later(target.words, start_s), _later(target.translated, start_s), target.origin, target.reference
+            )
             said = transcribe_long(self._person_backend, attempt)  # type: ignore[arg-type]
             report = score_interpretation(target, said)
             detected = getattr(self._source_backend, "detected", None)
@@ -244,12 +262,21 @@ class HeardPracticeSession(LiveSessionBase):
             if not words:
                 raise AsrError(f"no words were heard in {self.label}: there was nothing to shadow")
             report = score_recording(words, attempt, self._person_backend, self.said_language)  # type: ignore[arg-type]
-        report.update({
-            "command": "practice --live", "source": self.label, "source_words_from": "the recognizer",
-            "source_s": heard.size / SAMPLE_RATE, "capture_offset_s": self.offset_s(), "notice": self.notice,
-            "live": {"evs_s": aggregate(e for _, e in live.evs), "attempt_text": " ".join(live.attempt),
-                     "source_text": self.source_text},
-        })  # fmt: skip
+        report.update(
+            {
+                "command": "practice --live",
+                "source": self.label,
+                "source_words_from": "the recognizer",
+                "source_s": heard.size / SAMPLE_RATE,
+                "capture_offset_s": self.offset_s(),
+                "notice": self.notice,
+                "live": {
+                    "evs_s": aggregate(e for _, e in live.evs),
+                    "attempt_text": " ".join(live.attempt),
+                    "source_text": self.source_text,
+                },
+            }
+        )
         if self.record_dir is not None:
             report["source_recording"] = str(self.record_dir / SOURCE_FILE)
         self._keep(report, {SOURCE_FILE: heard, ATTEMPT_FILE: attempt.astype(np.float32)})

@@ -42,17 +42,25 @@ def summary_of(report: dict) -> dict:
         entry["started_after_median_s"] = (report.get("started_after_s") or {}).get("median")
     entry.update(
         mode=report.get("mode"),
-        evs_median_s=evs.get("median"), evs_p90_s=evs.get("p90"), sentence_lag_median_s=lag.get("median"),
-        task=report.get("task", "shadow"), language=report.get("language"), speed=report.get("speed", 1.0),
-    )  # fmt: skip
+        evs_median_s=evs.get("median"),
+        evs_p90_s=evs.get("p90"),
+        sentence_lag_median_s=lag.get("median"),
+        task=report.get("task", "shadow"),
+        language=report.get("language"),
+        speed=report.get("speed", 1.0),
+    )
     return {k: v for k, v in entry.items() if v is not None}
 
 
 def record(report: dict, source: Path, path: Path | None = None, now: float | None = None) -> dict:
     """Append the attempt's summary to the history; returns the entry."""
     path = path or history_path()
-    entry = {"at": now if now is not None else time.time(), "source": str(source), "source_sha256": file_sha256(source),
-             **summary_of(report)}  # fmt: skip
+    entry = {
+        "at": now if now is not None else time.time(),
+        "source": str(source),
+        "source_sha256": file_sha256(source),
+        **summary_of(report),
+    }
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+b") as handle:
         cut_short = False  # the last line was cut short (a crash mid-write): this one starts on a line of its own

@@ -124,10 +124,14 @@ def sentence_renderings(source: Sequence[Sequence[Word]], said: Sequence[Word]) 
     rows = []
     for sentence, words in zip(source, rendered, strict=True):
         end = sentence[-1].end_s
-        rows.append({
-            "source_end_s": end, "rendered_end_s": words[-1].end_s if words else None,
-            "lag_s": words[-1].end_s - end if words else None, "rendering": " ".join(w.text for w in words),
-        })  # fmt: skip
+        rows.append(
+            {
+                "source_end_s": end,
+                "rendered_end_s": words[-1].end_s if words else None,
+                "lag_s": words[-1].end_s - end if words else None,
+                "rendering": " ".join(w.text for w in words),
+            }
+        )
     return rows
 
 
@@ -146,11 +150,15 @@ def score_into(source_words: Sequence[Word], said: Sequence[Word], into: str, re
         CHRF: attempt_chrf(reference, attempt_text) if reference else None,
         "chrf_against": f"the reference translation ({into})" if reference else None,
         "chrf_note": None if reference else f"no reference translation in {into} beside the source: no quality figure",
-        "sentences": len(lags), "sentences_said": len(measured), "task": "interpret", "into": into,
-        "source_text": " ".join(w.text for w in source_words), "reference_text": reference,
+        "sentences": len(lags),
+        "sentences_said": len(measured),
+        "task": "interpret",
+        "into": into,
+        "source_text": " ".join(w.text for w in source_words),
+        "reference_text": reference,
         "attempt_text": attempt_text,
         "machine": machine_info(),
-    }  # fmt: skip
+    }
 
 
 def interpret_into_file(
@@ -172,15 +180,26 @@ def interpret_into_file(
     source_recognizer = source_recognizer or load_recognizer(language or "en")
     person_recognizer = person_recognizer or load_recognizer(into)
     heard = transcribe_long(source_recognizer, source_audio)
-    said = [Word(w.text, w.start_s + offset_s, w.end_s + offset_s)
-            for w in rendered_words(person_recognizer, attempt_audio)]  # fmt: skip
+    said = [
+        Word(w.text, w.start_s + offset_s, w.end_s + offset_s) for w in rendered_words(person_recognizer, attempt_audio)
+    ]
     report = score_into(heard, said, into, reference_in(source, into))
-    report.update({
-        "command": "practice", "source": str(source), "attempt": str(attempt), "language": language,
-        "offset_s": offset_s, "source_s": source_audio.size / SAMPLE_RATE,
-        "attempt_s": attempt_audio.size / SAMPLE_RATE,
-        "recognizer_compute_s": time.perf_counter() - t0,
-    })  # fmt: skip
-    log.info("scored an interpreting attempt into %s: %d of %d sentences rendered", into, report["sentences_said"],
-             report["sentences"])  # fmt: skip
+    report.update(
+        {
+            "command": "practice",
+            "source": str(source),
+            "attempt": str(attempt),
+            "language": language,
+            "offset_s": offset_s,
+            "source_s": source_audio.size / SAMPLE_RATE,
+            "attempt_s": attempt_audio.size / SAMPLE_RATE,
+            "recognizer_compute_s": time.perf_counter() - t0,
+        }
+    )
+    log.info(
+        "scored an interpreting attempt into %s: %d of %d sentences rendered",
+        into,
+        report["sentences_said"],
+        report["sentences"],
+    )
     return report

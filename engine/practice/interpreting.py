@@ -143,13 +143,23 @@ def interpret_practice_file(
     target = english_target(source, source_audio, translator)
     said = transcribe_long(english, attempt_audio)
     report = score_interpretation(target, said, offset_s)
-    report.update({
-        "command": "practice", "source": str(source), "attempt": str(attempt),
-        "language": language or getattr(translator, "language", None), "source_s": source_audio.size / SAMPLE_RATE,
-        "attempt_s": attempt_audio.size / SAMPLE_RATE, "recognizer_compute_s": time.perf_counter() - t0,
-    })  # fmt: skip
-    log.info("scored an interpreting attempt %s: %d of %d sentences said", attempt, report["sentences_said"],
-             report["sentences"])  # fmt: skip
+    report.update(
+        {
+            "command": "practice",
+            "source": str(source),
+            "attempt": str(attempt),
+            "language": language or getattr(translator, "language", None),
+            "source_s": source_audio.size / SAMPLE_RATE,
+            "attempt_s": attempt_audio.size / SAMPLE_RATE,
+            "recognizer_compute_s": time.perf_counter() - t0,
+        }
+    )
+    log.info(
+        "scored an interpreting attempt %s: %d of %d sentences said",
+        attempt,
+        report["sentences_said"],
+        report["sentences"],
+    )
     return report
 
 

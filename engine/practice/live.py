@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -49,6 +50,11 @@ from engine.practice.loop import Loop
 from engine.practice.program import Program, make_program
 from engine.practice.reference import source_words
 from engine.practice.tap import SAMPLE_RATE, RecordingTap
+
+if TYPE_CHECKING:
+    from engine.asr.vad import SileroVad
+    from engine.practice.interpreting import EnglishTarget
+
 
 __all__ = ["ATTEMPT_FILE", "REPORT_FILE", "PracticeSession", "PracticeSnapshot", "PracticeState"]
 
@@ -95,8 +101,10 @@ class PracticeSession(LiveSessionBase):
         the source), and are scored per sentence at the end."""
         super().__init__(record_dir, language, interpret, into)
         if (sentence_by_sentence or loop is not None) and interpret:
-            raise ValueError("sentence by sentence and the loop are for shadowing practice: an interpreting one is "
-                             "timed per sentence already")  # fmt: skip
+            raise ValueError(
+                "sentence by sentence and the loop are for shadowing practice: an interpreting one is "
+                "timed per sentence already"
+            )
         if sentence_by_sentence and loop is not None:
             raise ValueError("a practice is sentence by sentence or a loop, not both")
         self.source = source
@@ -107,12 +115,12 @@ class PracticeSession(LiveSessionBase):
         self._into_source: list[Word] = []  # interpreting into another language: the source's own words, timed
         self.input_device, self.output_device = input_device, output_device
         self._backend = backend
-        self._vad = None
+        self._vad: SileroVad | None = None
         self._audio = np.zeros(0, np.float32)
         self._source_words: list[Word] = []
         self._source_units: list[Unit] = []
         self._words_from = ""
-        self._target = None  # interpreting: the English text timed on the source (``interpreting.EnglishTarget``)
+        self._target: EnglishTarget | None = None  # interpreting: the English text timed on the source
         self._clock = RealClock()
         self._played_at: float | None = None  # the clock's time when the source's first sample was heard
         self._tap: RecordingTap | None = None  # the microphone, recorded
@@ -161,8 +169,9 @@ class PracticeSession(LiveSessionBase):
 
             translator = load_translator(self.language)
             target = english_target(self.source, audio, translator)
-            self._target = replace(target, words=as_played(target.words, self.speed),
-                                   translated=as_played(target.translated, self.speed))  # fmt: skip
+            self._target = replace(
+                target, words=as_played(target.words, self.speed), translated=as_played(target.translated, self.speed)
+            )
             detected = getattr(translator, "detected", None)
             self.language = self.language or (detected[0] if detected else None)
             self._source_words, self._words_from = self._target.words, self._target.origin
@@ -174,8 +183,9 @@ class PracticeSession(LiveSessionBase):
         if not self._source_units and not self.into:
             raise AsrError(f"no words were heard in {self.source}: there is nothing to shadow")
         self._audio = stretch(audio, SAMPLE_RATE, self.speed)
-        self.program = make_program(self._source_words, self.duration_s, SAMPLE_RATE, self.speed,
-                                    self.sentence_by_sentence, self.loop)  # fmt: skip
+        self.program = make_program(
+            self._source_words, self.duration_s, SAMPLE_RATE, self.speed, self.sentence_by_sentence, self.loop
+        )
         if self.program is not None:
             self._audio = self.program.audio(self._audio, SAMPLE_RATE)
             self._source_words = self.program.words
@@ -230,9 +240,16 @@ class PracticeSession(LiveSessionBase):
         recognizer = streaming_recognizer(self._backend, self._vad, ShadowConfig())  # type: ignore[arg-type]
         monitor = threading.Thread(target=self._watch_player, args=(player,), name="practice-player", daemon=True)
         monitor.start()
+        assert self._tap is not None, "prepare() and start() open the tap"
         try:
-            run = run_capture(self._tap, recognizer, self._clock, self._stop.is_set,  # type: ignore[arg-type]
-                              on_step=self._on_person, keep_words=False)  # fmt: skip
+            run = run_capture(
+                self._tap,
+                recognizer,
+                self._clock,
+                self._stop.is_set,
+                on_step=self._on_person,
+                keep_words=False,
+            )
             if run.device_error:
                 self.error = run.device_error
         except (AsrError, AudioDeviceError, OSError) as exc:
@@ -295,28 +312,43 @@ class PracticeSession(LiveSessionBase):
     def _score(self) -> dict:
         attempt = on_source_clock(self._tap.recorded if self._tap is not None else np.zeros(0), self.offset_s())
         live = self.snapshot()
+        backend = self._backend
+        assert backend is not None, "prepare() loads the recognizer"
         if self.into:
             from engine.practice.interpret_into import reference_in, rendered_words, score_into
 
-            said = rendered_words(self._backend, attempt)  # type: ignore[arg-type]
+            said = rendered_words(backend, attempt)
             report = score_into(self._into_source, said, self.into, reference_in(self.source, self.into))
             report.update(language=self.language, attempt_s=attempt.size / SAMPLE_RATE)
         elif self._target is not None:
             from engine.practice.interpreting import score_interpretation
 
-            said = transcribe_long(self._backend, attempt)  # type: ignore[arg-type]
+            said = transcribe_long(backend, attempt)
             report = score_interpretation(self._target, said)
             report.update(language=self.language, attempt_s=attempt.size / SAMPLE_RATE)
         else:
-            report = score_recording(self._source_words, attempt, self._backend, self.said_language,  # type: ignore[arg-type]
-                                     program=self.program)  # fmt: skip
-        report.update({
-            "command": "practice --live", "source": str(self.source), "source_words_from": self._words_from,
-            "source_s": self.duration_s, "speed": self.speed, "capture_offset_s": self.offset_s(),
-            "live": {"evs_s": aggregate(e for _, e in live.evs), "attempt_text": " ".join(live.attempt)},
-            "machine_lag_s": {**aggregate(lag for _, lag in self.pace), "per_word": self.pace} if self.pace else None,
-            "machine_words": self.pace_words or None,  # liveshadow's own rendering (the export's tier)
-        })  # fmt: skip
+            report = score_recording(
+                self._source_words,
+                attempt,
+                backend,
+                self.said_language,
+                program=self.program,
+            )
+        report.update(
+            {
+                "command": "practice --live",
+                "source": str(self.source),
+                "source_words_from": self._words_from,
+                "source_s": self.duration_s,
+                "speed": self.speed,
+                "capture_offset_s": self.offset_s(),
+                "live": {"evs_s": aggregate(e for _, e in live.evs), "attempt_text": " ".join(live.attempt)},
+                "machine_lag_s": {**aggregate(lag for _, lag in self.pace), "per_word": self.pace}
+                if self.pace
+                else None,
+                "machine_words": self.pace_words or None,  # liveshadow's own rendering (the export's tier)
+            }
+        )
         played = {SOURCE_FILE: self._audio} if self.played_recording != self.source else {}
         if played:  # slowed, sentence by sentence, looped: what played is kept beside the attempt, on its clock
             report["played_source"] = str(self.played_recording)

@@ -104,23 +104,39 @@ class LiveSessionBase:
             return list(self._committed)
 
     def _marked(
-        self, source: Sequence[Unit], offset_s: float | None, position_s: float, duration_s: float, level: float,
+        self,
+        source: Sequence[Unit],
+        offset_s: float | None,
+        position_s: float,
+        duration_s: float,
+        level: float,
         open_ended: bool = False,
-    ) -> PracticeSnapshot:  # fmt: skip
+    ) -> PracticeSnapshot:
         """The snapshot: the person's words moved by ``offset_s`` onto the source's clock and marked on ``source``."""
         said = self._person_words()
         running = self.state is PracticeState.RUNNING
         with self._marking:  # snapshots come from the window's timer and the session's own end
             said_units = self._said_units.of(said)
-            moved = [] if offset_s is None else [replace(u, start_s=u.start_s + offset_s, end_s=u.end_s + offset_s)
-                                                 for u in said_units]  # fmt: skip
+            moved = (
+                []
+                if offset_s is None
+                else [replace(u, start_s=u.start_s + offset_s, end_s=u.end_s + offset_s) for u in said_units]
+            )
             marked = self._marker.mark(source, moved, position_s if running else 1e9)
         points = evs_points(marked)
         return PracticeSnapshot(
-            state=self.state, position_s=max(position_s, 0.0), duration_s=duration_s, words=marked,
-            attempt=[w.text for w in said], evs=points, last_evs_s=points[-1][1] if points else None,
-            median_evs_s=running_median(points), level_db=level, pace=list(self.pace), open_ended=open_ended,
-        )  # fmt: skip
+            state=self.state,
+            position_s=max(position_s, 0.0),
+            duration_s=duration_s,
+            words=marked,
+            attempt=[w.text for w in said],
+            evs=points,
+            last_evs_s=points[-1][1] if points else None,
+            median_evs_s=running_median(points),
+            level_db=level,
+            pace=list(self.pace),
+            open_ended=open_ended,
+        )
 
     def _conclude(self, heard: bool, score: Callable[[], dict]) -> None:
         """The end of the session's thread: score what was heard (``heard``: the source began), unless cancelled."""

@@ -62,11 +62,18 @@ def score_passes(
             break  # not played before Stop
         mine = [w for w in said if one.start_s <= w.start_s < one.end_s]
         result = score(list(one.words), mine, 0.0, language).report()
-        rows.append({
-            "pass": number, "start_s": one.start_s, "end_s": one.end_s, "attempt_text": " ".join(w.text for w in mine),
-            ACCURACY: result[ACCURACY], MISSED_WORDS: result[MISSED_WORDS], EVS_S: result[EVS_S]["median"],
-            "missed": [w["source"] for w in result["words"] if w["mark"] == "missed"],
-        })  # fmt: skip
+        rows.append(
+            {
+                "pass": number,
+                "start_s": one.start_s,
+                "end_s": one.end_s,
+                "attempt_text": " ".join(w.text for w in mine),
+                ACCURACY: result[ACCURACY],
+                MISSED_WORDS: result[MISSED_WORDS],
+                EVS_S: result[EVS_S]["median"],
+                "missed": [w["source"] for w in result["words"] if w["mark"] == "missed"],
+            }
+        )
     ranked = [r for r in rows if r[ACCURACY] is not None]
     best = max(ranked, key=lambda r: (r[ACCURACY], -(r[EVS_S] if r[EVS_S] is not None else 1e9)), default=None)
     last = rows[-1]["pass"] if rows else None

@@ -82,9 +82,11 @@ def pace_setter(source: Path, language: str | None = "en", interpret: bool = Fal
     spoken = [w for w in report["words"] if w.get(m.EAR_VOICE_LAG_S) is not None]
     result = PaceSetter(
         [(float(w["source_end_s"]), float(w[m.EAR_VOICE_LAG_S])) for w in spoken],
-        [{"text": w["text"], "speak_start_s": w.get("speak_start_s"), "speak_end_s": w.get("speak_end_s")}
-         for w in spoken],
-    )  # fmt: skip
+        [
+            {"text": w["text"], "speak_start_s": w.get("speak_start_s"), "speak_end_s": w.get("speak_end_s")}
+            for w in spoken
+        ],
+    )
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
         cache.write_text(json.dumps({"lags": result.lags, "words": result.words}), encoding="utf-8")

@@ -60,7 +60,7 @@ def transcript_beside(media: Path) -> tuple[str, Path] | None:
             elif suffix == ".srt":
                 text = _subtitle_text([c.content for c in srt.parse(path.read_text(encoding="utf-8-sig"))])
             else:
-                text = _subtitle_text([c.text for c in webvtt.read(str(path))])
+                text = _subtitle_text([c.text for c in webvtt.read(str(path)).captions])
         except (OSError, UnicodeDecodeError, srt.SRTParseError, webvtt.errors.MalformedFileError) as exc:
             log.warning("cannot read the transcript %s: %s", path, exc)
             continue

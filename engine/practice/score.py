@@ -36,8 +36,11 @@ class PracticeScore:
     def evs(self) -> list[tuple[int, float]]:
         """(source index, EVS) for every source word the person said a word for, right or misheard: a substituted
         word was still said in its place, and when."""
-        return [(p.source, self.attempt[p.attempt].end_s - self.source[p.source].end_s)  # type: ignore[index]
-                for p in self.pairs if p.source is not None and p.attempt is not None]  # fmt: skip
+        return [
+            (p.source, self.attempt[p.attempt].end_s - self.source[p.source].end_s)
+            for p in self.pairs
+            if p.source is not None and p.attempt is not None
+        ]
 
     def accuracy(self) -> float | None:
         if not self.source:
@@ -71,12 +74,18 @@ class PracticeScore:
         for p in self.pairs:
             s = self.source[p.source] if p.source is not None else None
             a = self.attempt[p.attempt] if p.attempt is not None else None
-            words.append({
-                "mark": p.mark.value, "source": s.text if s else None, "attempt": a.text if a else None,
-                "source_start_s": s.start_s if s else None, "source_end_s": s.end_s if s else None,
-                "attempt_start_s": a.start_s if a else None, "attempt_end_s": a.end_s if a else None,
-                "evs_s": a.end_s - s.end_s if s and a else None,
-            })  # fmt: skip
+            words.append(
+                {
+                    "mark": p.mark.value,
+                    "source": s.text if s else None,
+                    "attempt": a.text if a else None,
+                    "source_start_s": s.start_s if s else None,
+                    "source_end_s": s.end_s if s else None,
+                    "attempt_start_s": a.start_s if a else None,
+                    "attempt_end_s": a.end_s if a else None,
+                    "evs_s": a.end_s - s.end_s if s and a else None,
+                }
+            )
         return {
             EVS_S: {
                 **aggregate(evs),

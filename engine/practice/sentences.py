@@ -139,13 +139,21 @@ def score_sentences(played: Sequence[PlayedSentence], said: Sequence[Word], lang
         mine = [w for w in said if sentence.start_s <= w.start_s < sentence.end_s]
         result = score(list(sentence.words), mine, 0.0, language).report()
         started = mine[0].start_s - sentence.speech_end_s if mine else None
-        rows.append({
-            "sentence": number, "text": sentence.text, "attempt_text": " ".join(w.text for w in mine),
-            "start_s": sentence.start_s, "speech_end_s": sentence.speech_end_s, "end_s": sentence.end_s,
-            ACCURACY: result[ACCURACY], MISSED_WORDS: result[MISSED_WORDS], "source_words": result["source_words"],
-            "missed": [w["source"] for w in result["words"] if w["mark"] == "missed"],
-            STARTED_AFTER_S: started,
-        })  # fmt: skip
+        rows.append(
+            {
+                "sentence": number,
+                "text": sentence.text,
+                "attempt_text": " ".join(w.text for w in mine),
+                "start_s": sentence.start_s,
+                "speech_end_s": sentence.speech_end_s,
+                "end_s": sentence.end_s,
+                ACCURACY: result[ACCURACY],
+                MISSED_WORDS: result[MISSED_WORDS],
+                "source_words": result["source_words"],
+                "missed": [w["source"] for w in result["words"] if w["mark"] == "missed"],
+                STARTED_AFTER_S: started,
+            }
+        )
     accuracies = [r[ACCURACY] for r in rows if r[ACCURACY] is not None]
     return {
         "sentences": rows,

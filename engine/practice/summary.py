@@ -26,14 +26,18 @@ def _shadowing(report: dict) -> list[str]:
     if report.get("mode") == "sentence by sentence":  # repeated after it: the EVS is the sentence's length, not a lag
         lines = []
     elif evs["n"]:
-        lines = [f"ear-voice span: median {evs['median']:.2f} s, p90 {evs['p90']:.2f} s, max {evs['max']:.2f} s "
-                 f"({evs['n']} words said of {report['source_words']})"]  # fmt: skip
+        lines = [
+            f"ear-voice span: median {evs['median']:.2f} s, p90 {evs['p90']:.2f} s, max {evs['max']:.2f} s "
+            f"({evs['n']} words said of {report['source_words']})"
+        ]
     else:
         lines = [f"no word of the source's {report['source_words']} was said"]
     accuracy, rate = report[ACCURACY], report[RATE_RATIO]
     line = f"accuracy {accuracy:.0%}" if accuracy is not None else "accuracy: the source has no words"
-    line += (f"; missed {report[MISSED_WORDS]}, substituted {report['substituted_words']}, "
-             f"added {report['added_words']}; longest stretch lost {report[LONGEST_LOST_S]:.1f} s")  # fmt: skip
+    line += (
+        f"; missed {report[MISSED_WORDS]}, substituted {report['substituted_words']}, "
+        f"added {report['added_words']}; longest stretch lost {report[LONGEST_LOST_S]:.1f} s"
+    )
     if rate is not None:
         line += f"; your rate {rate:.2f}x the source's"
     return [*lines, line]
@@ -42,8 +46,10 @@ def _shadowing(report: dict) -> list[str]:
 def _interpreting(report: dict) -> list[str]:
     lag = report["sentence_lag_s"]
     if lag["n"]:
-        lines = [f"lag from a sentence's end to the end of yours: median {lag['median']:.2f} s, max "
-                 f"{lag['max']:.2f} s ({lag['n']} of {report['sentences']} sentences)"]  # fmt: skip
+        lines = [
+            f"lag from a sentence's end to the end of yours: median {lag['median']:.2f} s, max "
+            f"{lag['max']:.2f} s ({lag['n']} of {report['sentences']} sentences)"
+        ]
     else:
         lines = [f"none of the {report['sentences']} sentences was rendered"]
     if report["chrf"] is not None:

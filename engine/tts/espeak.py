@@ -65,9 +65,7 @@ def _load() -> ctypes.CDLL:
     library = ctypes.CDLL(espeakbridge.__file__)  # the same loaded library, so the same espeak-ng state
     function = library.espeak_TextToPhonemesWithTerminator
     function.restype = ctypes.c_char_p
-    function.argtypes = [
-        ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_int)
-    ]  # fmt: skip
+    function.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
     return library
 
 

@@ -34,9 +34,16 @@ class Window:
 
 
 class TtsPolicy(Protocol):
-    name: str
-    overlap_decode: bool  # Stage II in hold mode with δ overlap (else each chunk is decoded alone)
-    one_piece_per_sentence: bool
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def overlap_decode(self) -> bool:
+        """Stage II in hold mode with δ overlap (else each chunk is decoded alone)."""
+        ...
+
+    @property
+    def one_piece_per_sentence(self) -> bool: ...
 
     def ready(self, index: int, available: int, complete: bool) -> bool:
         """May chunk ``index`` be synthesized, with ``available`` chunks known (and the sentence complete?)"""
@@ -70,8 +77,10 @@ class LookaheadPolicy:
 
     def __post_init__(self) -> None:
         if self.k < 0 or self.left_context < 0 or self.hurry_left_context < 0:
-            raise ValueError(f"k and left contexts must be non-negative (got {self.k}, {self.left_context}, "
-                             f"{self.hurry_left_context})")  # fmt: skip
+            raise ValueError(
+                f"k and left contexts must be non-negative (got {self.k}, {self.left_context}, "
+                f"{self.hurry_left_context})"
+            )
 
     def hurried(self) -> LookaheadPolicy:
         """The policy for a chunk made in a hurry: the shorter left context."""

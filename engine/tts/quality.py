@@ -100,8 +100,9 @@ def word_distances_db(
     sample_rate: int,
 ) -> list[float]:
     """Per word: distance between the incremental and the reference (full-sentence) rendition."""
-    return list(word_distances_by_key(incremental, incremental_pieces, reference, reference_pieces,
-                                      sample_rate).values())  # fmt: skip
+    return list(
+        word_distances_by_key(incremental, incremental_pieces, reference, reference_pieces, sample_rate).values()
+    )
 
 
 def snr_db(signal: np.ndarray, reference: np.ndarray) -> float:
@@ -119,7 +120,7 @@ def whole_sentence_voice(
     voice,
     tokens: Sequence[str],
     sizes,
-    timer: Callable[[], float] = time.perf_counter,  # noqa: ANN001
+    timer: Callable[[], float] = time.perf_counter,
 ) -> tuple[np.ndarray, list[AudioPiece]]:
     """``tokens`` spoken a whole sentence at a time (the reference ``word_distance_db`` is measured against), with
     the voice's own noise; the audio and its pieces."""
@@ -131,16 +132,16 @@ def whole_sentence_voice(
     return (np.concatenate([p.samples for p in pieces]) if pieces else np.zeros(0, np.float32)), pieces
 
 
-def session_word_distances(voice, pieces: Sequence[AudioPiece], sizes, rate: float = 1.0) -> list[float]:  # noqa: ANN001
+def session_word_distances(voice, pieces: Sequence[AudioPiece], sizes, rate: float = 1.0) -> list[float]:
     """``word_distance_db`` of every word a session spoke: its pieces against the same words (the tokens the voice
     was fed) synthesized a whole sentence at a time with the same noise, at the session's own speaking rate."""
     return list(session_word_distances_by_key(voice, pieces, sizes, rate).values())
 
 
 def session_word_distances_by_key(
-    voice,  # noqa: ANN001 - a TwoStageVoice or a wrapper of one
+    voice,
     pieces: Sequence[AudioPiece],
-    sizes,  # noqa: ANN001 - ChunkSizes
+    sizes,
     rate: float = 1.0,
 ) -> dict[tuple[int, int], float]:
     """``session_word_distances`` per word key (sentence, index), in key order."""

@@ -100,8 +100,9 @@ def speak(batches: Iterable[Sequence[str]], options: SpeakOptions) -> SpeakResul
             player.enqueue(piece.samples, key=(piece.sentence, piece.chunk))
 
     in_hand = (lambda now: max(plays_until[0] - now, 0.0)) if agent is not None else None
-    worker = SynthesisWorker(synthesizer, on_piece, errors.append, audio_in_hand=in_hand, driver=driver,
-                             advisor=advisor)  # fmt: skip
+    worker = SynthesisWorker(
+        synthesizer, on_piece, errors.append, audio_in_hand=in_hand, driver=driver, advisor=advisor
+    )
     arrivals: dict[tuple[int, int], float] = {}
     completed: dict[int, float] = {}
     keys = SentenceKeys()  # the (sentence, index) the synthesizer gives each word
@@ -149,18 +150,26 @@ def speak(batches: Iterable[Sequence[str]], options: SpeakOptions) -> SpeakResul
     words_report = []
     for piece, start in zip(pieces, timeline.start_s, strict=True):
         for w in piece.words:
-            words_report.append({
-                "text": w.text, "sentence": w.sentence, "index": w.index,
-                "arrived_s": arrivals.get((w.sentence, w.index)),
-                "audio_start_sample": offset + w.start_sample, "audio_end_sample": offset + w.end_sample,
-                "plays_until_s": start + w.end_sample / voice.sample_rate,
-            })  # fmt: skip
+            words_report.append(
+                {
+                    "text": w.text,
+                    "sentence": w.sentence,
+                    "index": w.index,
+                    "arrived_s": arrivals.get((w.sentence, w.index)),
+                    "audio_start_sample": offset + w.start_sample,
+                    "audio_end_sample": offset + w.end_sample,
+                    "plays_until_s": start + w.end_sample / voice.sample_rate,
+                }
+            )
         offset += piece.samples.size
     report = {
         "command": "speak",
         "machine": machine_info(),
-        "config": {**asdict(options), "policy": agent.name if advisor is not None else policy.name,
-                   "sample_rate": voice.sample_rate},
+        "config": {
+            **asdict(options),
+            "policy": agent.name if advisor is not None else policy.name,
+            "sample_rate": voice.sample_rate,
+        },
         "warnings": warnings,
         m.FIRST_AUDIO_S: (ready[0] - inputs_at[0]) if pieces else None,
         m.GEN_S: gen,
@@ -172,8 +181,17 @@ def speak(batches: Iterable[Sequence[str]], options: SpeakOptions) -> SpeakResul
         m.STARVED_S: timeline.starved_s,
         m.SEAM_SNR_DB: seams,
         "played": played,
-        "pieces": [{"sentence": p.sentence, "chunk": p.chunk, "ready_s": r, "stage1_s": p.stage1_s,
-                    "stage2_s": p.stage2_s, "audio_s": p.audio_s} for p, r in zip(pieces, ready, strict=True)],
+        "pieces": [
+            {
+                "sentence": p.sentence,
+                "chunk": p.chunk,
+                "ready_s": r,
+                "stage1_s": p.stage1_s,
+                "stage2_s": p.stage2_s,
+                "audio_s": p.audio_s,
+            }
+            for p, r in zip(pieces, ready, strict=True)
+        ],
         "words": words_report,
-    }  # fmt: skip
+    }
     return SpeakResult(audio, voice.sample_rate, report)

@@ -14,68 +14,39 @@ import copy
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
 
-from engine.tts.chunker import ChunkSizes, chunk_units
-from engine.tts.frontend import FrontEnd, Unit, ends_phrase, ends_sentence, split_words
+from engine.tts.chunk_plan import (
+    CALM,
+    Urgency,
+    at_phrase_start,
+    merged_with_hint,
+    plan_chunks,
+    sentence_units,
+    sizes_for,
+)
+from engine.tts.chunker import ChunkSizes
+from engine.tts.frontend import FrontEnd, Unit, ends_sentence
 from engine.tts.pieces import AudioPiece, PieceWord
 from engine.tts.policies import LookaheadPolicy, TtsPolicy
-from engine.tts.voice import LATENT_CHANNELS, TwoStageVoice
+from engine.tts.sentence_state import SentenceState
+from engine.tts.speculation import (
+    Speculation,
+    assumed_words,
+    common_prefix,
+    confirmed,
+    cut_speculation,
+    sentence_part,
+    starts_with,
+    tokens_of,
+)
+from engine.tts.voice import TwoStageVoice
 
 log = logging.getLogger(__name__)
 
 DEFAULT_DELTA_FRAMES = 12
-# A speculation cut at a word's end (``_use_prefix``) keeps back this many of the word's last frames for the next
-# piece to decode again when other words follow at once: the cut piece decoded them with the unconfirmed next word's
-# frames as right context; decoded again with the right ones, the seam is 40-53 dB from a one-shot decode (cut at
-# the word's end: 10-25 dB). With nothing to follow at once they are not kept back: the voice would stop mid-word.
-CUT_HOLD_FRAMES = 6
-# A tentative word with more phonemes than this is not made ahead (``speculate``): the longest real ones, numbers,
-# have 30-50 ("627,000" 34, "2020-2021" 46); a decoding loop joined into one word had 216, and its piece took 2.5 s.
-MAX_AHEAD_PHONEMES = 64
-
-
-@dataclass
-class _Sentence:
-    index: int
-    words: list[str] = field(default_factory=list)
-    complete: bool = False
-    next_chunk: int = 0
-    unit_frames: dict[int, tuple[int, int]] = field(default_factory=dict)  # first word → absolute frames
-    unit_rates: dict[int, float] = field(default_factory=dict)  # first word → the speaking rate it was made at
-    latent: list[np.ndarray] = field(default_factory=list)
-    frames_total: int = 0
-    emitted_frames: int = 0
-    hint: list[str] = field(default_factory=list)  # words likely to come next (e.g. ASR tentative words)
-    units: list[Unit] = field(default_factory=list)
-    units_for: tuple = ()  # (words, hint) the units were computed for
-    done: list[list[Unit]] = field(default_factory=list)  # the chunks already synthesized, as they were
-
-    @property
-    def frozen(self) -> list[Unit]:
-        """Units of the chunks already synthesized."""
-        return [u for chunk in self.done for u in chunk]
-
-    @property
-    def spoken_words(self) -> int:
-        """How many of the sentence's words the chunks already synthesized hold."""
-        return sum(len(u.words) for chunk in self.done for u in chunk)
-
-    def latent_slice(self, start: int, stop: int) -> np.ndarray:
-        return np.concatenate(self.latent, axis=1)[:, start:stop] if self.latent else np.zeros((LATENT_CHANNELS, 0))
-
-
-@dataclass
-class _Speculation:
-    """Pieces made ahead for words not fed yet, and the sentence as it will be if those words come."""
-
-    base: _Sentence  # the sentence it was made from, unchanged since
-    base_words: int
-    assumed: tuple[str, ...]
-    state: _Sentence
-    pieces: list[AudioPiece]
 
 
 class IncrementalSynthesizer:
@@ -98,62 +69,60 @@ class IncrementalSynthesizer:
         self.delta = delta
         self.frontend = frontend or FrontEnd(voice.config)
         self._timer = timer
-        self._sentence = _Sentence(0)
+        self._sentence = SentenceState(0)
         self._cancelled = False
         self._hurrying = False  # inside ``feed(hurry=True)``
         self.last_sentence_latent: np.ndarray | None = None  # latent frames of the last finished sentence
-        self._speculation: _Speculation | None = None
+        self._speculation: Speculation | None = None
         self.speculations = 0  # speculations made (``speculate``), and those whose words came
         self.speculations_used = 0
         self.on_piece: Callable[[AudioPiece], None] | None = None  # called as soon as each piece is ready
-        # Set by the worker for the command at hand. ``resuming``: the voice has gone silent mid-sentence, so it
-        # resumes as after a comma, with a whole phrase chunk of final words, instead of word by word with nothing
-        # in hand. ``overdue``: fed words have waited too long (``worker.MAX_WAIT_S``): no phrase wait at all.
-        self.resuming = False
-        self.overdue = False
-        # ``urgent``: the voice will run out before the next command could help: a hurry also makes a last chunk
-        # shorter than the chunk size, after a phrase's end too (pausing at a comma whose next words are in is a
-        # gap, not a pause)
-        self.urgent = False
-        # a hurried piece reads the policy's shorter left context (compute matters when the voice runs out); a
-        # learned policy's early move (``learned.moves.NOW``) is made with the whole one
-        self.short_hurry_context = True
+        self._urgency = CALM  # the call's, while ``feed``, ``hurry`` or ``speculate`` runs
 
     # ----- input stream API
     def feed(
-        self, words: Sequence[str] | str, hint: Sequence[str] | None = None, hurry: bool = False
+        self,
+        words: Sequence[str] | str,
+        hint: Sequence[str] | None = None,
+        hurry: bool = False,
+        urgency: Urgency = CALM,
     ) -> list[AudioPiece]:
         """Add words (a string is split on whitespace); a word ending in . ! or ? closes its sentence.
 
         ``hint``: words that will probably follow (a recognizer's tentative words). They are never spoken, but
         they may serve as lookahead context, so a chunk need not wait for its lookahead to be final. Each call
         replaces the previous hint. ``hurry``: the voice is about to run out; every piece is made as ``hurry`` makes
-        them (the end of a sentence too).
+        them (the end of a sentence too). ``urgency``: how pressed the voice is (``chunk_plan.Urgency``).
         """
-        tokens = _tokens(words)
+        tokens = tokens_of(words)
         self._cancelled = False
         pieces: list[AudioPiece] = []
-        tokens = self._use_speculation(tokens, hint, pieces)
-        self._hurrying = hurry
+        self._urgency = urgency
         try:
+            tokens = self._use_speculation(tokens, hint, pieces)
+            self._hurrying = hurry
             for token in tokens:
                 self._sentence.words.append(token)
                 if ends_sentence(token):
                     pieces.extend(self.end_sentence())
-            self._sentence.hint = _sentence_part(_tokens(hint or ()))
+            self._sentence.hint = sentence_part(tokens_of(hint or ()))
             pieces.extend(self._advance(hurry=hurry))
         finally:
-            self._hurrying = False
+            self._hurrying, self._urgency = False, CALM
         return pieces
 
-    def hurry(self, sentence_start: bool = False) -> list[AudioPiece]:
+    def hurry(self, sentence_start: bool = False, urgency: Urgency = CALM) -> list[AudioPiece]:
         """The voice is about to run out mid-sentence: synthesize the chunks whose words are final now, with what
         lookahead there is, instead of waiting for the policy's (a gap costs more than a little prosody); a last
         chunk shorter than the chunk size only when ``urgent``.
 
         ``sentence_start``: the first chunk of a sentence too (normally never hurried: the silence before it is a
         pause); for words that have waited too long for their lookahead (a speaker who stops after "and")."""
-        return self._advance(hurry=True, sentence_start=sentence_start)
+        self._urgency = urgency
+        try:
+            return self._advance(hurry=True, sentence_start=sentence_start)
+        finally:
+            self._urgency = CALM
 
     @property
     def sentence_started(self) -> bool:
@@ -165,21 +134,17 @@ class IncrementalSynthesizer:
         """Fed words of the current sentence that no piece holds yet."""
         return len(self._sentence.words) - self._sentence.spoken_words
 
-    def speculate(self) -> bool:
+    def speculate(self, urgency: Urgency = CALM) -> bool:
         """The voice is about to run out: make the pieces of the fed words no piece holds yet and of the first hint
         words now, as if those had been fed, and keep them. If the next ``feed`` brings those words, they are
         delivered at once; if it brings only the first of them, or none, the audio of the words that did come (and
-        of the fed words) is delivered (``_use_prefix``); otherwise they are dropped. Returns whether pieces were
-        made.
+        of the fed words) is delivered (``speculation.cut_speculation``); otherwise they are dropped. Returns whether
+        pieces were made.
 
-        A word committed just before the voice runs out cannot be synthesized in time (Stage I takes longer than
-        what is left to play); the recognizer's tentative words are usually the next ones it commits. Their
-        punctuation is not reliable ("relief," may come as "relief."), so the pieces are made as if the sentence
-        went on, and match the words whatever their punctuation. They are made up to a whole chunk (a piece of one
-        short word, "the", brings less audio than the next piece takes to make), but never the last hint word,
-        which stays lookahead, unless it is the only one. Fed words waiting for a chunk's worth (or, after a comma,
-        a phrase chunk's) go with them: the voice is low, so the pause such a wait allows would be a gap if those
-        words come.
+        The hint's punctuation is not reliable ("relief," may come as "relief."), so the pieces are made as if the
+        sentence went on, and match the words whatever their punctuation (``speculation.assumed_words`` chooses
+        them). Fed words waiting for a chunk's worth (or, after a comma, a phrase chunk's) go with them: the voice
+        is low, so the pause such a wait allows would be a gap if those words come.
         """
         sentence = self._sentence
         if (
@@ -191,129 +156,65 @@ class IncrementalSynthesizer:
             or not self.policy.overlap_decode
         ):
             return False
-        units = self._units(sentence)
-        needed = self._sizes(sentence, phrase_start=False).first
-        count, end = 0, 0
-        if len(sentence.hint) >= 2:  # without lookahead the chunk is spoken as if its sentence ended there
-            last = len(sentence.words) + len(sentence.hint) - 1
-            units = [u for u in units if u.first_word + len(u.words) <= last]
-        for unit in (u for u in units if u.first_word >= sentence.spoken_words):
-            unit_end = unit.first_word + len(unit.words)
-            tentative = unit_end > len(sentence.words)
-            if tentative and unit.n_phonemes > MAX_AHEAD_PHONEMES:
-                break  # a tentative "word" this long is a decoding loop (or read out for seconds): not made ahead
-            count += unit.n_phonemes
-            end = unit_end
-            if tentative and count >= needed:
-                break
-        if end <= len(sentence.words):
-            return False  # no unit with a hint word
-        assumed = tuple(sentence.hint[: end - len(sentence.words)])
+        units = sentence_units(sentence, self.frontend)
+        assumed = assumed_words(sentence, units, sizes_for(sentence, self.sizes, phrase_start=False).first)
+        if not assumed:
+            return False
         state = copy.deepcopy(sentence)
         state.words.extend(assumed)
         state.hint = sentence.hint[len(assumed) :]
-        finished, urgent = self.last_sentence_latent, self.urgent
-        self.urgent = True  # the pieces are for a voice about to run out: short ones too
+        finished = self.last_sentence_latent
+        self._urgency = replace(urgency, urgent=True)  # the pieces are for a voice about to run out: short ones too
         try:
             pieces = self._advance(hurry=True, sentence=state, ahead=True)
         finally:
-            self.last_sentence_latent, self.urgent = finished, urgent
+            self.last_sentence_latent, self._urgency = finished, CALM
         if self._cancelled or not pieces:
             return False
-        self._speculation = _Speculation(sentence, len(sentence.words), assumed, state, pieces)
+        self._speculation = Speculation(sentence, len(sentence.words), assumed, state, pieces)
         self.speculations += 1
         return True
 
     def _use_speculation(self, tokens: list[str], hint: Sequence[str] | None, pieces: list[AudioPiece]) -> list[str]:
         """Deliver the speculation's pieces if ``tokens`` start with its words, or as much of them as the tokens
-        confirm (``_use_prefix``); returns the tokens left to feed."""
+        confirm (``speculation.cut_speculation``); returns the tokens left to feed."""
         speculation, self._speculation = self._speculation, None
         if speculation is None:
             return tokens
         n = len(speculation.assumed)
         if speculation.base is not self._sentence or len(self._sentence.words) != speculation.base_words:
             return tokens
-        if not tokens and _starts_with(_sentence_part(_tokens(hint or ())), speculation.assumed):
+        if not tokens and starts_with(sentence_part(tokens_of(hint or ())), speculation.assumed):
             self._speculation = speculation  # only the hint changed, and it still says those words come next
             return tokens
         # Only the words up to a sentence end can match: the speculation was made as if the sentence went on, and a
         # sentence end among its words ("long. Day" for "long day") must close the sentence there, as the session's
         # word keys (``tts.keys``) do.
-        sentence_part = _sentence_part(tokens)
-        if not tokens or not _starts_with(sentence_part, speculation.assumed):
+        part = sentence_part(tokens)
+        if not tokens or not starts_with(part, speculation.assumed):
             # some of the words came, or none: the fed words it holds are final either way
-            matched = _common_prefix(sentence_part, speculation.assumed)
+            matched = common_prefix(part, speculation.assumed)
             fed_words = self._sentence.spoken_words < speculation.base_words
-            more = len(sentence_part) > matched  # words of this sentence came after them: its next piece is made now
-            if (matched or fed_words) and self._use_prefix(speculation, tokens[:matched], pieces, more):
-                return tokens[matched:]
-            log.debug("speculation on %s dropped: %s came", speculation.assumed, tokens)
-            return tokens
+            more = len(part) > matched  # words of this sentence came after them: its next piece is made now
+            cut = cut_speculation(speculation, tokens[:matched], self.voice.hop, more) if matched or fed_words else None
+            if cut is None:
+                log.debug("speculation on %s dropped: %s came", speculation.assumed, tokens)
+                return tokens
+            self._sentence, delivered = cut
+            self.speculations_used += 1
+            for piece in delivered:
+                self._deliver(piece, pieces)
+            if matched and ends_sentence(tokens[matched - 1]):
+                pieces.extend(self.end_sentence())
+            return tokens[matched:]
         self.speculations_used += 1
         self._sentence = speculation.state
         self._sentence.words[-n:] = tokens[:n]  # as committed (punctuation may differ a little)
-        came = dict(enumerate(tokens[:n], start=speculation.base_words))
-        for made in speculation.pieces:
-            words = tuple(replace(w, text=came.get(w.index, w.text)) for w in made.words)
-            self._deliver(replace(made, words=words, speculated=True), pieces)
+        for piece in confirmed(speculation, tokens[:n]):
+            self._deliver(piece, pieces)
         if ends_sentence(tokens[n - 1]):
             pieces.extend(self.end_sentence())
         return tokens[n:]
-
-    def _use_prefix(
-        self, speculation: _Speculation, came: list[str], pieces: list[AudioPiece], more: bool = False
-    ) -> bool:
-        """The recognizer committed only the first of the words made ahead ("lusty" of "lusty days"): deliver the
-        speculation's audio up to the end of the last of them and go on from there, if a unit ends there (the
-        phonemizer may have joined it to the next word). The speculation was made in one piece to keep its compute
-        low; the audio cut at a word's end was decoded with the next (unconfirmed) word's frames as right context,
-        so the seam with the next piece is not exact, a small cost next to a gap."""
-        state = speculation.state
-        cut_word = speculation.base_words + len(came)
-        ends = {u.first_word + len(u.words): u for chunk in state.done for u in chunk}
-        unit = ends.get(cut_word)
-        frames = state.unit_frames.get(unit.first_word) if unit is not None else None
-        if frames is None or frames[1] <= speculation.pieces[0].frame_start:
-            return False
-        cut = frames[1]
-        hop = self.voice.hop
-        emit = max(cut - (CUT_HOLD_FRAMES if more else 0), speculation.pieces[0].frame_start)
-        texts = dict(enumerate(came, start=speculation.base_words))
-        delivered = []
-        for made in speculation.pieces:
-            start = made.frame_start
-            if start >= emit:
-                break
-            keep = min(made.samples.size, (emit - start) * hop)
-            words = tuple(replace(w, text=texts.get(w.index, w.text)) for w in made.words
-                          if w.index < cut_word and w.end_sample <= keep)  # fmt: skip
-            samples = made.samples[:keep]
-            delivered.append(replace(made, samples=samples, words=words, speculated=True, sentence_end=False,
-                                     needs_word=min(made.needs_word, cut_word - 1)))  # fmt: skip
-        if not delivered:
-            return False
-        state.latent = [state.latent_slice(0, cut)]
-        state.frames_total, state.emitted_frames = cut, emit
-        done = []
-        for chunk in state.done:
-            kept = [u for u in chunk if u.first_word + len(u.words) <= cut_word]
-            if kept:
-                done.append(kept)
-            if len(kept) < len(chunk):
-                break
-        state.done = done
-        state.next_chunk = len(done)
-        state.unit_frames = {w: f for w, f in state.unit_frames.items() if w < cut_word}
-        state.words = [*state.words[: speculation.base_words], *came]
-        state.hint = []
-        state.units_for = ()
-        self._sentence = state
-        self.speculations_used += 1
-        for piece in delivered:
-            self._deliver(piece, pieces)
-        if came and ends_sentence(came[-1]):
-            pieces.extend(self.end_sentence())
-        return True
 
     def _deliver(self, piece: AudioPiece, pieces: list[AudioPiece]) -> None:
         pieces.append(piece)
@@ -329,7 +230,7 @@ class IncrementalSynthesizer:
         if sentence.frames_total and not any(p.sentence_end for p in pieces):
             # every frame was spoken before the sentence turned out to end (pieces made ahead, or cut from them)
             self.last_sentence_latent = sentence.latent_slice(0, sentence.frames_total)
-        self._sentence = _Sentence(sentence.index + (1 if sentence.words else 0))
+        self._sentence = SentenceState(sentence.index + (1 if sentence.words else 0))
         return pieces
 
     def flush(self) -> list[AudioPiece]:
@@ -344,7 +245,7 @@ class IncrementalSynthesizer:
         """Drop what is pending; the next ``feed`` starts a new sentence."""
         self._cancelled = True
         self._speculation = None
-        self._sentence = _Sentence(self._sentence.index + 1)
+        self._sentence = SentenceState(self._sentence.index + 1)
 
     @property
     def pending_words(self) -> int:
@@ -364,84 +265,18 @@ class IncrementalSynthesizer:
         return pending, hint, sentence.next_chunk > 0
 
     # ----- internals
-    def _at_phrase_start(self, sentence: _Sentence) -> bool:
-        """The last word spoken ends a phrase inside the sentence ("brow,"), or the voice resumes after going silent
-        (``resuming``); never for ``overdue`` words."""
-        if not self.sizes.phrase or self.overdue:
-            return False
-        spoken = sentence.spoken_words
-        return 0 < spoken <= len(sentence.words) and (self.resuming or ends_phrase(sentence.words[spoken - 1]))
+    def _units(self, sentence: SentenceState) -> list[Unit]:
+        return sentence_units(sentence, self.frontend)
 
-    def _sizes(self, sentence: _Sentence, phrase_start: bool) -> ChunkSizes:
-        """Chunk sizes for what is left of the sentence: its first chunk is a sentence's or, after a phrase's end
-        (``phrase_start``), a phrase's first chunk; then later chunks."""
-        if not sentence.done:
-            return self.sizes
-        later = self.sizes.later
-        return ChunkSizes(self.sizes.phrase if phrase_start else later, later)
-
-    def _units(self, sentence: _Sentence) -> list[Unit]:
-        """Units of the sentence's words and its hint; the word boundaries of units already synthesized never change."""
-        hint = [] if sentence.complete else sentence.hint
-        key = (len(sentence.words), tuple(hint))
-        if sentence.units_for != key:
-            words = [*sentence.words, *hint]
-            units = self.frontend.units(words)
-            frozen_words = sentence.spoken_words
-            starts = {u.first_word: i for i, u in enumerate(units)}
-            if sentence.frozen and frozen_words not in starts and frozen_words < len(words):
-                # a later word merged into a unit already spoken (rare; a hint that was wrong): keep what was
-                # spoken and phonemize the rest on its own
-                rest = self.frontend.units(words[frozen_words:])
-                units = [
-                    *sentence.frozen,
-                    *(Unit(u.words, u.first_word + frozen_words, u.phonemes, u.ids) for u in rest),
-                ]
-            sentence.units = units
-            sentence.units_for = key
-        return sentence.units
-
-    def _chunks(self, sentence: _Sentence, hurry: bool = False) -> tuple[list[list[Unit]], int, int]:
-        """The sentence's chunks: those already synthesized, then the rest cut anew (the last ones may hold hint
-        words); how many of them hold only fed words; and how many are whole (lookahead counts whole chunks).
-
-        ``hurry``: the fed words not yet spoken go into whole chunks that hold only fed words (with ``urgent`` the
-        last one may be short: a piece of a word or two costs more compute than the audio it brings, so it is
-        only worth it when the voice would otherwise run out), and the hint words after them are one more chunk,
-        as lookahead context only. Chunks after the spoken ones are always cut anew, so a short one changes
-        nothing.
-        """
-        units = self._units(sentence)
-        done = sentence.done
-        rest = [u for u in units if u.first_word >= sentence.spoken_words]
-        phrase_start = self._at_phrase_start(sentence)
-        sizes = self._sizes(sentence, phrase_start)
-        if sentence.complete:
-            chunks = [*done, *chunk_units(rest, sizes, True)]
-            return chunks, len(chunks), len(chunks)
-        n_words = len(sentence.words)
-        final = [u for u in rest if u.first_word + len(u.words) <= n_words]
-        context = rest
-        if len(final) == len(rest) and not hurry:  # no hint: the last unit may still merge with the next word
-            final = context = final[:-1]  # (a hurry speaks it anyway; a word that then merges is phonemized apart)
-        if hurry:
-            # after a phrase's end the first chunk is a phrase chunk: unless urgent, the voice pauses there
-            spoken = chunk_units(final, sizes, self.urgent)
-            lookahead = rest[sum(len(c) for c in spoken) :]
-            chunks = [*done, *spoken, *([lookahead] if lookahead else [])]
-            return chunks, len(done) + len(spoken), len(done) + len(spoken)
-        new = chunk_units(context, sizes, False)
-        ready = 0
-        count = len(final)
-        for chunk in new:
-            count -= len(chunk)
-            if count < 0:
-                break
-            ready += 1
-        return [*done, *new], len(done) + ready, len(done) + len(new)
+    def _chunks(self, sentence: SentenceState, hurry: bool = False) -> tuple[list[list[Unit]], int, int]:
+        return plan_chunks(sentence, self.frontend, self.sizes, self._urgency, hurry)
 
     def _advance(
-        self, hurry: bool = False, sentence: _Sentence | None = None, ahead: bool = False, sentence_start: bool = False
+        self,
+        hurry: bool = False,
+        sentence: SentenceState | None = None,
+        ahead: bool = False,
+        sentence_start: bool = False,
     ) -> list[AudioPiece]:
         """Make the pieces of ``sentence`` (the current one) that may be made now. ``ahead``: for a speculation, so
         every piece is made in a hurry and none is delivered; ``sentence_start``: a hurry may make the first chunk."""
@@ -454,7 +289,7 @@ class IncrementalSynthesizer:
         return pieces
 
     def _advance_sentence(
-        self, hurry: bool, sentence: _Sentence | None, ahead: bool, sentence_start: bool
+        self, hurry: bool, sentence: SentenceState | None, ahead: bool, sentence_start: bool
     ) -> list[AudioPiece]:
         sentence = self._sentence if sentence is None else sentence
         pieces: list[AudioPiece] = []
@@ -475,7 +310,7 @@ class IncrementalSynthesizer:
         if hurry and started and not sentence.complete and not self.policy.one_piece_per_sentence:
             hint = sentence.hint
             chunks, final, _ = self._chunks(sentence, hurry=True)
-            if self.urgent and sentence.next_chunk >= final and self._merged_with_hint(sentence):
+            if self._urgency.urgent and sentence.next_chunk >= final and merged_with_hint(sentence, self.frontend):
                 # the last fed words share a unit with a hint word ("of" + "the"): speak them on their own rather
                 # than let the voice run dry waiting for a word the recognizer has not committed
                 sentence.hint = []
@@ -495,14 +330,7 @@ class IncrementalSynthesizer:
             self._tail_piece(sentence, chunks, pieces)
         return pieces
 
-    def _merged_with_hint(self, sentence: _Sentence) -> bool:
-        """An unspoken fed word is in one unit with a hint word (the phonemizer joined them)."""
-        n_words = len(sentence.words)
-        if sentence.spoken_words >= n_words:
-            return False
-        return any(u.first_word < n_words < u.first_word + len(u.words) for u in self._units(sentence))
-
-    def _tail_piece(self, sentence: _Sentence, chunks: list[list[Unit]], pieces: list[AudioPiece]) -> None:
+    def _tail_piece(self, sentence: SentenceState, chunks: list[list[Unit]], pieces: list[AudioPiece]) -> None:
         start = sentence.emitted_frames
         t0 = self._timer()
         samples = self._decode(sentence, last_chunk=True)
@@ -526,7 +354,7 @@ class IncrementalSynthesizer:
 
     def _make_piece(
         self,
-        sentence: _Sentence,
+        sentence: SentenceState,
         chunks: list[list[Unit]],
         pieces: list[AudioPiece],
         hurried: bool = False,
@@ -554,14 +382,15 @@ class IncrementalSynthesizer:
         return offsets
 
     def _synthesize(
-        self, sentence: _Sentence, chunks: list[list[Unit]], hurried: bool = False, flush: bool = False
+        self, sentence: SentenceState, chunks: list[list[Unit]], hurried: bool = False, flush: bool = False
     ) -> AudioPiece | None:
         """Stage I on the policy's window, then Stage II. ``flush``: decode the chunk's last δ frames too, with
         the lookahead's latent frames (if any) as right context, instead of holding them for the next piece."""
         index = sentence.next_chunk
-        phrase_start = index > 0 and self._at_phrase_start(sentence)
-        short = hurried and self.short_hurry_context and hasattr(self.policy, "hurried")
-        policy = self.policy.hurried() if short else self.policy
+        phrase_start = index > 0 and at_phrase_start(sentence, self.sizes, self._urgency)
+        policy = self.policy
+        if hurried and self._urgency.short_context and isinstance(policy, LookaheadPolicy):
+            policy = policy.hurried()
         window = policy.window(chunks, index, sentence.complete)
         covered = len(chunks) - index if self.policy.one_piece_per_sentence else 1
         last_chunk = sentence.complete and index + covered >= len(chunks)
@@ -631,7 +460,7 @@ class IncrementalSynthesizer:
             phrase_start=phrase_start,
         )
 
-    def _decode(self, sentence: _Sentence, last_chunk: bool, flush_right: np.ndarray | None = None) -> np.ndarray:
+    def _decode(self, sentence: SentenceState, last_chunk: bool, flush_right: np.ndarray | None = None) -> np.ndarray:
         """Stage II for the frames that may be emitted now; advances ``emitted_frames``. With ``flush_right`` (latent
         frames that will probably follow) every frame is emitted, those frames serving as right context."""
         start = sentence.emitted_frames
@@ -655,7 +484,7 @@ class IncrementalSynthesizer:
         return np.ascontiguousarray(audio, dtype=np.float32)
 
     def _piece_words(
-        self, sentence: _Sentence, chunks: list[list[Unit]], frame_start: int, frame_stop: int
+        self, sentence: SentenceState, chunks: list[list[Unit]], frame_start: int, frame_stop: int
     ) -> tuple[PieceWord, ...]:
         hop = self.voice.hop
         words = []
@@ -672,8 +501,16 @@ class IncrementalSynthesizer:
                 stop = round(frames[0] + (j + 1) * span)
                 if frame_start < stop <= frame_stop:
                     rate = sentence.unit_rates.get(unit.first_word, 1.0)
-                    words.append(PieceWord(sentence.index, unit.first_word + j, text, (start - frame_start) * hop,
-                                           (stop - frame_start) * hop, rate))  # fmt: skip
+                    words.append(
+                        PieceWord(
+                            sentence.index,
+                            unit.first_word + j,
+                            text,
+                            (start - frame_start) * hop,
+                            (stop - frame_start) * hop,
+                            rate,
+                        )
+                    )
         return tuple(words)
 
 
@@ -682,34 +519,3 @@ def synthesize_text(synthesizer: IncrementalSynthesizer, text: str) -> tuple[np.
     pieces = synthesizer.feed(text) + synthesizer.flush()
     audio = np.concatenate([p.samples for p in pieces]) if pieces else np.zeros(0, np.float32)
     return audio, pieces
-
-
-def _starts_with(tokens: Sequence[str], assumed: Sequence[str]) -> bool:
-    """``tokens`` begin with the ``assumed`` words, up to case and punctuation."""
-    return _common_prefix(tokens, assumed) == len(assumed)
-
-
-def _common_prefix(tokens: Sequence[str], assumed: Sequence[str]) -> int:
-    """How many of the ``assumed`` words ``tokens`` begin with, up to case and punctuation."""
-    count = 0
-    for a, t in zip(assumed, tokens, strict=False):
-        if _bare(a) != _bare(t):
-            break
-        count += 1
-    return count
-
-
-def _bare(word: str) -> str:
-    return "".join(c for c in word.lower() if c.isalnum() or c == "'").strip("'")
-
-
-def _tokens(words: Sequence[str] | str) -> list[str]:
-    return split_words(words) if isinstance(words, str) else [t for w in words for t in split_words(w)]
-
-
-def _sentence_part(tokens: list[str]) -> list[str]:
-    """The tokens up to and including the first that ends a sentence."""
-    for i, token in enumerate(tokens):
-        if ends_sentence(token):
-            return tokens[: i + 1]
-    return tokens

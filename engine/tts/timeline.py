@@ -28,9 +28,15 @@ class GapCounts:
     forced: int = 0
 
     def add(
-        self, gap_s: float, gap_start_s: float, inputs_at_s: float, sentence_start: bool = False,
-        phrase_start: bool = False, compute_s: float | None = None, forced: bool = False,
-    ) -> None:  # fmt: skip
+        self,
+        gap_s: float,
+        gap_start_s: float,
+        inputs_at_s: float,
+        sentence_start: bool = False,
+        phrase_start: bool = False,
+        compute_s: float | None = None,
+        forced: bool = False,
+    ) -> None:
         """A silence of ``gap_s`` began at ``gap_start_s``; the next piece's words were all in at ``inputs_at_s``;
         ``compute_s``: what that piece took to make, ``forced``: it holds a word the hold bound committed."""
         if sentence_start:

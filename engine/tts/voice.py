@@ -102,9 +102,12 @@ class TwoStageVoice:
         try:
             self._text, self._flow, self._stage2 = (
                 ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
-                for path, opts in ((self.split.text, text_options), (self.split.flow, options),
-                                   (self.split.stage2, options))
-            )  # fmt: skip
+                for path, opts in (
+                    (self.split.text, text_options),
+                    (self.split.flow, options),
+                    (self.split.stage2, options),
+                )
+            )
         except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph types
             raise VoiceSplitError(f"cannot load the split voice graphs from {self.split.text.parent}: {exc}") from exc
         self._options = options
@@ -191,7 +194,7 @@ class TwoStageVoice:
         return self._full.run(None, self._feeds(np.asarray(ids), 0, 0))[0].reshape(-1)
 
 
-def _session_options(threads: int, quiet: bool = False):  # noqa: ANN202 - onnxruntime.SessionOptions
+def _session_options(threads: int, quiet: bool = False):
     import onnxruntime as ort
 
     options = ort.SessionOptions()

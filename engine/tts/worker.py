@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from engine.clock import Clock, ComputeSpan
+from engine.tts.chunk_plan import Urgency
 from engine.tts.learned.driver import ReadSpeakDriver
 from engine.tts.learned.moves import NOW, RULE, WAIT, MoveAdvisor
 from engine.tts.pieces import AudioPiece
@@ -28,6 +29,20 @@ COMMAND_QUEUE_SIZE = 256
 MAX_WAIT_S = 2.5
 SILENT_S = 0.02  # less voice than this in hand: silent
 URGENT_FRACTION = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class VoicePace:
+    """What the machine's pace sets for the voice (``pipeline.pace``): the session hands the worker a new value when
+    it measures the machine or the voice catches up (``SynthesisWorker.set_pace``), and the worker applies it in its
+    own thread: the thresholds to the command it handles, the policy as it starts a command, the rate before the
+    next piece is made."""
+
+    hurry_below_s: float = 0.0
+    restart_min_s: float = 0.0  # a piece restarting a silent voice with less audio waits for the ones after it
+    next_step_s: float = 0.0  # when the recognizer's next step can commit words (a feature of the learned policy)
+    policy: TtsPolicy | None = None  # the synthesizer's policy from now on (None: the one it was made with)
+    rate: float | None = None  # the voice's speaking rate from now on (None: as it is)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +68,7 @@ class SynthesisWorker:
     pieces of the recognizer's next tentative words ahead (``speculate``), delivered at once if those words come.
     ``tick`` gives it that chance between words. With less than ``URGENT_FRACTION`` of the threshold in hand, the
     voice runs out before another command could help: a hurry then also makes chunks shorter than the chunk size
-    (``IncrementalSynthesizer.urgent``). A piece that would restart a silent voice with less audio than
+    (``chunk_plan.Urgency``). A piece that would restart a silent voice with less audio than
     ``restart_min_s`` waits for the pieces after it in the same command, so that it does not end before they are made.
 
     With a ``driver`` (a READ/SPEAK agent: wait-K-steps, ``engine/tts/learned/driver.py``) none of those rules apply:
@@ -78,17 +93,13 @@ class SynthesisWorker:
         self.synthesizer = synthesizer
         self.driver = driver
         self.advisor = advisor
-        self.next_step_s = 0.0  # when the recognizer's next step can commit words (the session sets it; a feature)
+        self._pace = VoicePace(hurry_below_s=hurry_below_s)
+        self._applied: VoicePace | None = None  # the pace whose policy and rate are in effect
         self._hint: tuple[str, ...] | None = None  # the last hint fed (a tick keeps it)
         self.clock = clock
         self._audio_in_hand = audio_in_hand
-        self.hurry_below_s = hurry_below_s
         self.hurried = 0  # commands on which the worker hurried and made a piece
         self.max_wait_s = MAX_WAIT_S
-        # A piece that starts the voice from silence and is shorter than this waits for the next pieces the same
-        # command makes: alone it would end before the next one is ready (a word, a gap, the rest). The session sets
-        # it from the measured compute of a piece (``pipeline.pace``).
-        self.restart_min_s = 0.0
         self._held: list[tuple[int, AudioPiece]] = []  # (generation, piece)
         self._voice_until: float | None = None  # when the voice delivered so far ends, as seen after its last piece
         self._waiting_since: float | None = None  # when the oldest fed word no piece holds yet arrived
@@ -103,6 +114,28 @@ class SynthesisWorker:
         self._idle.set()
         self._thread = threading.Thread(target=self._run, name="tts-worker", daemon=True)
         self._thread.start()
+
+    @property
+    def pace(self) -> VoicePace:
+        return self._pace
+
+    @property
+    def hurry_below_s(self) -> float:
+        return self._pace.hurry_below_s
+
+    @property
+    def restart_min_s(self) -> float:
+        """A piece that starts the voice from silence and is shorter than this waits for the next pieces the same
+        command makes: alone it would end before the next one is ready (a word, a gap, the rest)."""
+        return self._pace.restart_min_s
+
+    @property
+    def next_step_s(self) -> float:
+        return self._pace.next_step_s
+
+    def set_pace(self, pace: VoicePace) -> None:
+        """From any thread: the pace from now on (one reference swapped; the worker applies it, ``VoicePace``)."""
+        self._pace = pace
 
     def feed(
         self,
@@ -186,6 +219,7 @@ class SynthesisWorker:
                 self._emit(piece)
 
             self.synthesizer.on_piece = deliver
+            self._apply_pace()
             if command.kind != "tick":
                 self._command_at = command.at_s
             try:
@@ -221,31 +255,27 @@ class SynthesisWorker:
             # they are spoken as words that waited too long are: the lookahead may be seconds away. Later in a
             # sentence a voice running low speaks its words anyway, and after a comma it waits for a phrase chunk.
             overdue = self._waited_too_long() or (command.paused and not synthesizer.sentence_started)
-            synthesizer.overdue = overdue
-            synthesizer.resuming = self._silent()
-            synthesizer.urgent = overdue or self._urgent()
+            urgency = Urgency(resuming=self._silent(), overdue=overdue, urgent=overdue or self._urgent())
             move = self._move(command)
             policy = waiting = synthesizer.policy
             if move == WAIT and isinstance(policy, LookaheadPolicy):
                 synthesizer.policy = waiting = replace(policy, k=policy.k + 1)
             try:
                 if command.kind == "feed":
-                    made = synthesizer.feed(command.words, command.hint, hurry=self._should_hurry())
+                    made = synthesizer.feed(command.words, command.hint, hurry=self._should_hurry(), urgency=urgency)
                 if self._should_hurry():
-                    made += synthesizer.hurry(sentence_start=overdue)
+                    made += synthesizer.hurry(sentence_start=overdue, urgency=urgency)
                 self._restore(policy, waiting)
                 if move == NOW:
-                    made += self._speak_now()
+                    made += self._speak_now(urgency)
                 if any(piece.hurried for piece in made):
                     self.hurried += 1
                 self._release()  # before a speculation's compute
                 if self._should_hurry():  # still low: make the next tentative words ready in case they come
                     # the pieces just made restarted a silent voice: it is no longer resuming, and the tentative
                     # words need not make a whole phrase chunk (they seldom do, so nothing was made ahead)
-                    synthesizer.resuming = self._silent()
-                    synthesizer.speculate()
+                    synthesizer.speculate(replace(urgency, resuming=self._silent()))
             finally:
-                synthesizer.resuming = synthesizer.overdue = synthesizer.urgent = False
                 self._restore(policy, waiting)
             if not synthesizer.unspoken_words:
                 self._waiting_since = None
@@ -259,6 +289,21 @@ class SynthesisWorker:
             self._voice_until = None  # the owner stops the voice with a cancel
         self._release()
         self._waiting_since = None  # each of these leaves no fed word waiting
+
+    def _apply_pace(self) -> None:
+        """The latest pace's policy and rate, in this thread (the synthesizer and the voice are this thread's)."""
+        pace = self._pace
+        if pace is self._applied:
+            return
+        if pace.policy is not None and (self._applied is None or pace.policy is not self._applied.policy):
+            self.synthesizer.policy = pace.policy
+        self._applied = pace
+        self._apply_rate()
+
+    def _apply_rate(self) -> None:
+        rate = self._pace.rate
+        if rate is not None and self.synthesizer.voice.rate != rate:
+            self.synthesizer.voice.rate = rate
 
     def _move(self, command: _Command) -> int:
         """The learned policy's move for this step (``RULE`` without one): asked before the step's words are fed,
@@ -275,26 +320,29 @@ class SynthesisWorker:
             return RULE
         in_hand = self._audio_in_hand(now) if self._audio_in_hand is not None else 0.0
         waiting = now - self._waiting_since if self._waiting_since is not None else 0.0
-        return advisor.decide(now, synthesizer.pending_phonemes(), words, hint or (), in_hand, self.hurry_below_s,
-                              waiting, self.next_step_s)  # fmt: skip
+        return advisor.decide(
+            now,
+            synthesizer.pending_phonemes(),
+            words,
+            hint or (),
+            in_hand,
+            self.hurry_below_s,
+            waiting,
+            self.next_step_s,
+        )
 
     def _restore(self, policy: TtsPolicy, waiting: TtsPolicy) -> None:
         """The synthesizer's policy back from a ``WAIT`` (unless the session has set another meanwhile)."""
         if self.synthesizer.policy is waiting:
             self.synthesizer.policy = policy
 
-    def _speak_now(self) -> list[AudioPiece]:
+    def _speak_now(self, urgency: Urgency) -> list[AudioPiece]:
         """The learned policy's ``NOW``: every fed word still waiting is spoken at once (the last chunk short if need
         be), with the lookahead there is and the whole left context."""
         synthesizer = self.synthesizer
         if not synthesizer.unspoken_words:
             return []
-        synthesizer.urgent = True
-        synthesizer.short_hurry_context = False
-        try:
-            return synthesizer.hurry(sentence_start=True)
-        finally:
-            synthesizer.short_hurry_context = True
+        return synthesizer.hurry(sentence_start=True, urgency=replace(urgency, urgent=True, short_context=False))
 
     def _decide(self, command: _Command) -> None:
         """One READ/SPEAK decision of the driver's agent on this step's words."""
@@ -310,8 +358,7 @@ class SynthesisWorker:
     def _short_restart(self, piece: AudioPiece) -> bool:
         """``piece`` would start the voice from silence and end before another could follow it (a sentence's last
         piece never waits: a pause may follow it), and its words came after the voice fell silent."""
-        return (0 < piece.audio_s < self.restart_min_s and not piece.sentence_end and self._silent()
-                and self._starved())  # fmt: skip
+        return 0 < piece.audio_s < self.restart_min_s and not piece.sentence_end and self._silent() and self._starved()
 
     def _starved(self) -> bool:
         """The voice fell silent before the words being made arrived, so a wait now is the speaker's (METRICS.md's
@@ -324,6 +371,7 @@ class SynthesisWorker:
     def _emit(self, piece: AudioPiece) -> None:
         """Hand ``piece`` on and note when the voice will now end."""
         self._on_piece(piece)
+        self._apply_rate()  # the piece played at once (a file run) may have set the voice catching up
         if self._audio_in_hand is not None:
             now = self._now()
             self._voice_until = now + self._audio_in_hand(now)

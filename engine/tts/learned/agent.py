@@ -57,8 +57,10 @@ class LearnedAgent:
         meta = self._session.get_modelmeta().custom_metadata_map
         features = tuple(meta.get(FEATURES_KEY, "").split(","))
         if features != MOVE_FEATURES:
-            raise PolicyLoadError(f"{self.path} was trained on other features ({meta.get(FEATURES_KEY)!r}); "
-                                  f"this version observes {','.join(MOVE_FEATURES)}")  # fmt: skip
+            raise PolicyLoadError(
+                f"{self.path} was trained on other features ({meta.get(FEATURES_KEY)!r}); "
+                f"this version observes {','.join(MOVE_FEATURES)}"
+            )
         inputs = {i.name: i.shape for i in self._session.get_inputs()}
         outputs = {o.name: o.shape for o in self._session.get_outputs()}
         if set(inputs) != {INPUT} or inputs[INPUT][-1] != N_MOVE_FEATURES or outputs.get(OUTPUT, [0])[-1] != len(MOVES):
@@ -80,7 +82,7 @@ class LearnedAgent:
         pass
 
 
-def driven_agent(name: str, warnings: list[str] | None = None, path: Path | str | None = None):  # noqa: ANN201
+def driven_agent(name: str, warnings: list[str] | None = None, path: Path | str | None = None):
     """The agent of a policy: ``learned`` (a move agent, ``moves``), ``wait-K-steps`` (the READ/SPEAK driver's), or
     None for the rule policies.
 
@@ -103,7 +105,7 @@ def driven_agent(name: str, warnings: list[str] | None = None, path: Path | str 
         return None
 
 
-def voice_policy(name: str, k: int, warnings: list[str] | None = None):  # noqa: ANN201
+def voice_policy(name: str, k: int, warnings: list[str] | None = None):
     """The synthesizer's policy for a voice policy name, and the agent that drives it (None for the rule policies:
     ``lookahead``, ``lookahead-K``, ``full``, ``naive``). The learned policy runs on lookahead-1 with its move agent;
     weights that cannot load give ``FALLBACK_POLICY`` (the reason in ``warnings``, see ``driven_agent``)."""

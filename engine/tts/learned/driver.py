@@ -18,6 +18,7 @@ from typing import Protocol
 
 import numpy as np
 
+from engine.tts.chunk_plan import URGENT
 from engine.tts.frontend import Unit, ends_phrase, ends_sentence
 from engine.tts.pieces import AudioPiece
 from engine.tts.policies import LookaheadPolicy, Window
@@ -26,9 +27,16 @@ from engine.tts.synthesizer import IncrementalSynthesizer
 READ, SPEAK = 0, 1
 RATE_WINDOW_S = 3.0  # the recent input rate is over this long
 FEATURE_NAMES = (
-    "pending_phonemes", "hint_phonemes", "in_hand_s", "input_rate_wps", "ends_clause", "sentence_started",
-    "since_commit_s", "consecutive_reads", "last_action",
-)  # fmt: skip
+    "pending_phonemes",
+    "hint_phonemes",
+    "in_hand_s",
+    "input_rate_wps",
+    "ends_clause",
+    "sentence_started",
+    "since_commit_s",
+    "consecutive_reads",
+    "last_action",
+)
 N_FEATURES = len(FEATURE_NAMES)
 
 
@@ -46,11 +54,20 @@ class Observation:
 
     def vector(self) -> np.ndarray:
         """The features as the policy network reads them (roughly unit scale)."""
-        return np.array([
-            min(self.pending_phonemes, 90) / 30.0, min(self.hint_phonemes, 90) / 30.0, min(self.in_hand_s, 6.0),
-            min(self.input_rate_wps, 9.0) / 3.0, float(self.ends_clause), float(self.sentence_started),
-            min(self.since_commit_s, 5.0), min(self.consecutive_reads, 10) / 10.0, float(self.last_action),
-        ], dtype=np.float32)  # fmt: skip
+        return np.array(
+            [
+                min(self.pending_phonemes, 90) / 30.0,
+                min(self.hint_phonemes, 90) / 30.0,
+                min(self.in_hand_s, 6.0),
+                min(self.input_rate_wps, 9.0) / 3.0,
+                float(self.ends_clause),
+                float(self.sentence_started),
+                min(self.since_commit_s, 5.0),
+                min(self.consecutive_reads, 10) / 10.0,
+                float(self.last_action),
+            ],
+            dtype=np.float32,
+        )
 
 
 class Agent(Protocol):
@@ -118,11 +135,16 @@ class ReadSpeakDriver:
         pending, hint, started = self.synthesizer.pending_phonemes()
         since = at_s - self._last_commit_s if self._last_commit_s is not None else at_s
         return Observation(
-            pending_phonemes=pending, hint_phonemes=hint, in_hand_s=max(in_hand_s, 0.0),
-            input_rate_wps=len(self._commits) / RATE_WINDOW_S, ends_clause=self._ends_clause,
-            sentence_started=started, since_commit_s=max(since, 0.0), consecutive_reads=self._reads,
+            pending_phonemes=pending,
+            hint_phonemes=hint,
+            in_hand_s=max(in_hand_s, 0.0),
+            input_rate_wps=len(self._commits) / RATE_WINDOW_S,
+            ends_clause=self._ends_clause,
+            sentence_started=started,
+            since_commit_s=max(since, 0.0),
+            consecutive_reads=self._reads,
             last_action=self._last_action,
-        )  # fmt: skip
+        )
 
     def step(self, tokens: Sequence[str], at_s: float, in_hand_s: float, hint: Sequence[str] | None = None) -> Decision:
         """One recognizer step: ``tokens`` committed at ``at_s`` (a word the speaker paused after carries a comma,
@@ -141,11 +163,11 @@ class ReadSpeakDriver:
         self._last_action = action
         if action == SPEAK:
             self.speaks += 1
-            self.policy.speak = synthesizer.urgent = True  # every fed word, the last chunk short if need be
+            self.policy.speak = True  # every fed word, the last chunk short if need be
             try:
-                pieces += synthesizer.hurry(sentence_start=True)
+                pieces += synthesizer.hurry(sentence_start=True, urgency=URGENT)
             finally:
-                self.policy.speak = synthesizer.urgent = False
+                self.policy.speak = False
         return Decision(observation, action, pieces)
 
     def reset(self) -> None:

@@ -32,9 +32,20 @@ RULE, NOW, WAIT = 0, 1, 2
 MOVES = ("rule", "now", "wait")
 RATE_WINDOW_S = 3.0  # the speaker's recent rate is over this long
 MOVE_FEATURES = (
-    "pending_phonemes", "new_words", "new_letters", "hint_words", "in_hand_s", "in_hand_over_hurry", "input_rate_wps",
-    "ends_clause", "hint_ends_clause", "sentence_started", "since_commit_s", "waiting_s", "next_step_s",
-)  # fmt: skip
+    "pending_phonemes",
+    "new_words",
+    "new_letters",
+    "hint_words",
+    "in_hand_s",
+    "in_hand_over_hurry",
+    "input_rate_wps",
+    "ends_clause",
+    "hint_ends_clause",
+    "sentence_started",
+    "since_commit_s",
+    "waiting_s",
+    "next_step_s",
+)
 N_MOVE_FEATURES = len(MOVE_FEATURES)
 # the ablations of docs/learned_policy.md: each group replaced by its training mean in the trained policy's input
 FEATURE_GROUPS = {
@@ -73,13 +84,24 @@ class MoveObservation:
     def vector(self) -> np.ndarray:
         """The features as the policy network reads them (roughly unit scale), in ``MOVE_FEATURES`` order."""
         ratio = self.in_hand_s / self.hurry_below_s if self.hurry_below_s > 0 else 4.0
-        return np.array([
-            min(self.pending_phonemes, 90) / 30.0, min(self.new_words, 10) / 5.0, min(self.new_letters, 60) / 20.0,
-            min(self.hint_words, 10) / 5.0, min(self.in_hand_s, 6.0), min(ratio, 4.0),
-            min(self.input_rate_wps, 9.0) / 3.0, float(self.ends_clause),
-            float(self.hint_ends_clause), float(self.sentence_started), min(self.since_commit_s, 5.0),
-            min(self.waiting_s, 5.0), min(self.next_step_s, 3.0),
-        ], dtype=np.float32)  # fmt: skip
+        return np.array(
+            [
+                min(self.pending_phonemes, 90) / 30.0,
+                min(self.new_words, 10) / 5.0,
+                min(self.new_letters, 60) / 20.0,
+                min(self.hint_words, 10) / 5.0,
+                min(self.in_hand_s, 6.0),
+                min(ratio, 4.0),
+                min(self.input_rate_wps, 9.0) / 3.0,
+                float(self.ends_clause),
+                float(self.hint_ends_clause),
+                float(self.sentence_started),
+                min(self.since_commit_s, 5.0),
+                min(self.waiting_s, 5.0),
+                min(self.next_step_s, 3.0),
+            ],
+            dtype=np.float32,
+        )
 
 
 class MoveAgent(Protocol):
@@ -137,22 +159,36 @@ class MoveAdvisor:
             self._hint_ends = any(ends_phrase(w) or ends_sentence(w) for w in hint)
 
     def decide(
-        self, at_s: float, pending: tuple[int, int, bool], words: Sequence[str], hint: Sequence[str],
-        in_hand_s: float, hurry_below_s: float, waiting_s: float, next_step_s: float,
-    ) -> int:  # fmt: skip
+        self,
+        at_s: float,
+        pending: tuple[int, int, bool],
+        words: Sequence[str],
+        hint: Sequence[str],
+        in_hand_s: float,
+        hurry_below_s: float,
+        waiting_s: float,
+        next_step_s: float,
+    ) -> int:
         """The agent's move for a step bringing ``words`` (and ``hint``) before they are fed; ``pending`` is
         ``IncrementalSynthesizer.pending_phonemes()`` then."""
         while self._commits and self._commits[0] <= at_s - RATE_WINDOW_S:
             self._commits.popleft()
         since = at_s - self._last_commit_s if self._last_commit_s is not None else at_s
         observation = MoveObservation(
-            pending_phonemes=pending[0], new_words=len(words), new_letters=sum(len(w) for w in words),
-            hint_words=len(hint), in_hand_s=max(in_hand_s, 0.0),
-            hurry_below_s=hurry_below_s, input_rate_wps=len(self._commits) / RATE_WINDOW_S,
-            ends_clause=self._ends_clause, hint_ends_clause=self._hint_ends,
-            sentence_started=pending[2], since_commit_s=max(since, 0.0), waiting_s=max(waiting_s, 0.0),
+            pending_phonemes=pending[0],
+            new_words=len(words),
+            new_letters=sum(len(w) for w in words),
+            hint_words=len(hint),
+            in_hand_s=max(in_hand_s, 0.0),
+            hurry_below_s=hurry_below_s,
+            input_rate_wps=len(self._commits) / RATE_WINDOW_S,
+            ends_clause=self._ends_clause,
+            hint_ends_clause=self._hint_ends,
+            sentence_started=pending[2],
+            since_commit_s=max(since, 0.0),
+            waiting_s=max(waiting_s, 0.0),
             next_step_s=max(next_step_s, 0.0),
-        )  # fmt: skip
+        )
         move = self.agent.decide(observation)
         move = move if move in (NOW, WAIT) else RULE
         self.count += 1
