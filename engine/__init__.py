@@ -5,7 +5,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 # Before anything imports numpy: its BLAS (OpenBLAS) starts a thread per core, and those threads keep spinning after
 # each call. The recognizer's feature extraction makes one call a step, so on 2 cores they took time from the voice
-# and the recognizer, each of which has one core (HISTORY.md: robustness, nineteenth pass: the voice's piece beside the
+# and the recognizer, each of which has one core (the voice's piece beside the
 # recognizer 0.47 -> 0.30 s). Nothing in a session gains from a second BLAS thread. A value the user set stands.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 

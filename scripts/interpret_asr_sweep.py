@@ -44,7 +44,8 @@ from engine.asr.backend import SAMPLE_RATE
 from engine.asr.bench import load_manifest
 from engine.asr.commit import LocalAgreement, common_prefix_length, make_commit_policy
 from engine.asr.run import run_stream
-from engine.asr.streaming import StreamConfig, StreamingRecognizer
+from engine.asr.stream_values import StreamConfig
+from engine.asr.streaming import StreamingRecognizer
 from engine.asr.vad import SileroVad
 from engine.asr.words import Word
 from engine.audio.io import load_audio

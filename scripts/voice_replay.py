@@ -1,4 +1,4 @@
-"""Deterministic A/B of the voice's rules (docs/HISTORY.md: robustness, sixth pass).
+"""Deterministic A/B of the voice's rules.
 
 A `bench shadow` run's underruns move from run to run more than most rule changes do (3-16 at `--cpu-slowdown 2` for
 the same code): the recognizer's steps and every piece's compute are measured on a shared CPU. This script takes

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from engine.asr.run import StreamRun, run_capture
-from engine.asr.streaming import CommittedWord, StreamingRecognizer
+from engine.asr.stream_values import CommittedWord
+from engine.asr.streaming import StreamingRecognizer
 from engine.audio.capture import Capture
 from engine.clock import RealClock
 from tests import virtual_audio as va

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from engine.asr.commit import HoldN, LocalAgreement, Offline, WaitK, common_prefix_length, make_commit_policy
-from engine.asr.streaming import KEEP_COMMITTED_WORDS, StreamConfig, StreamingRecognizer
+from engine.asr.stream_values import StreamConfig
+from engine.asr.streaming import KEEP_COMMITTED_WORDS, StreamingRecognizer
 from engine.asr.words import Word
 
 

@@ -8,7 +8,8 @@ import pytest
 
 from engine.asr.backend import SAMPLE_RATE
 from engine.asr.commit import make_commit_policy
-from engine.asr.streaming import FINISH_TAIL_S, PHRASE_END_QUIET_S, StreamConfig, StreamingRecognizer
+from engine.asr.stream_values import StreamConfig
+from engine.asr.streaming import FINISH_TAIL_S, PHRASE_END_QUIET_S, StreamingRecognizer
 from engine.asr.vad import FRAME, FRAME_S
 from engine.asr.words import Word
 from engine.pipeline.config import ShadowConfig

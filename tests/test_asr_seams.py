@@ -7,7 +7,8 @@ import numpy as np
 
 from engine.asr.backend import SAMPLE_RATE
 from engine.asr.commit import make_commit_policy
-from engine.asr.streaming import StreamConfig, StreamingRecognizer
+from engine.asr.stream_values import StreamConfig
+from engine.asr.streaming import StreamingRecognizer
 from engine.asr.whisper_backend import join_pieces
 from engine.asr.words import Word
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from engine.asr.backend import SAMPLE_RATE
 from engine.asr.second_pass import SecondPass, align
-from engine.asr.streaming import CommittedWord
+from engine.asr.stream_values import CommittedWord
 from engine.asr.words import Word
 
 

@@ -7,7 +7,8 @@ import pytest
 
 from engine.asr.backend import SAMPLE_RATE, StepDecode
 from engine.asr.commit import make_commit_policy
-from engine.asr.streaming import StreamConfig, StreamingRecognizer
+from engine.asr.stream_values import StreamConfig
+from engine.asr.streaming import StreamingRecognizer
 from engine.asr.whisper_backend import FRAMES_PER_SECOND, WhisperBackend
 from engine.asr.words import Word
 

@@ -10,7 +10,8 @@ import pytest
 from engine.asr.backend import SAMPLE_RATE
 from engine.asr.commit import make_commit_policy
 from engine.asr.speech_filter import UNALIGNED_RUN_WORDS, SpeechFrames, drop_unspoken, without_unaligned_runs
-from engine.asr.streaming import FINISH_TAIL_S, PAUSE_S, StreamConfig, StreamingRecognizer
+from engine.asr.stream_values import StreamConfig
+from engine.asr.streaming import FINISH_TAIL_S, PAUSE_S, StreamingRecognizer
 from engine.asr.vad import FRAME, FRAME_S
 from engine.asr.words import Word
 
@@ -186,8 +187,7 @@ def test_words_timed_to_the_buffers_first_instant_are_dropped_from_a_transcript(
 def test_a_translations_run_of_words_timed_to_one_instant_is_dropped() -> None:
     """Whisper base "translating" Japanese (fleurs_ja_1837, phase 0, AMD EPYC) wrote a clause at one instant. Its
     translations of the European recordings of ../shared/speech-xx, as the backend hands them over, had at most two
-    words in a row timed that way (the backend cuts longer runs unless the decode looped; HISTORY.md: interpreting,
-    twenty-first round): those are left alone."""
+    words in a row timed that way (the backend cuts longer runs unless the decode looped): those are left alone."""
     clause = [Word(t, 1.31, 1.31) for t in "the evening of the day of the".split()]
     heard = [Word("In", 0.94, 1.26), *clause, Word("North", 1.31, 1.43), Word("Coast,", 1.43, 1.79)]
     assert [w.text for w in without_unaligned_runs(heard)] == ["In", "North", "Coast,"]

@@ -35,8 +35,7 @@ def test_bench_interpret_sums_the_gaps_of_its_underruns() -> None:
 
 
 def test_bench_interpret_names_the_recognizers_kernel_settings() -> None:
-    """Figures made with CTranslate2's kernels forced say so: they round differently (HISTORY.md: interpreting,
-    nineteenth round)."""
+    """Figures made with CTranslate2's kernels forced say so: they round differently."""
     entries = [{"lang": "es", "translation": "the night was cold"}]
     reports = [session_report("the night was cold")]
     results = interpret_results(entries, reports, [e["translation"] for e in entries])

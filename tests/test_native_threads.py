@@ -1,5 +1,5 @@
 """numpy's BLAS runs on one thread in every liveshadow process: its idle threads spun on the cores the recognizer and
-the voice need (docs/HISTORY.md: robustness, nineteenth pass)."""
+the voice need."""
 
 from __future__ import annotations
 

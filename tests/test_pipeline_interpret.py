@@ -118,8 +118,7 @@ def test_words_the_hold_bound_commits_are_those_the_hypothesis_before_had(speech
 def test_a_clause_written_at_one_instant_is_not_committed(speech_xx_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Whisper base cannot translate Japanese. On fleurs_ja_1837 it writes whole clauses timed to one instant of the
     audio ("the evening of the day of the Liberals, ..."), some of them in decodes that then loop. The backend cuts
-    a decode at its third word with no duration, after a loop's cut too (docs/HISTORY.md: interpreting, twentieth and
-    twenty-second rounds): none of those clauses is committed."""
+    a decode at its third word with no duration, after a loop's cut too: none of those clauses is committed."""
     audio = load_audio(_entry(speech_xx_dir, "fleurs_ja_1837")["path"])
     config = ShadowConfig(translate_from="ja")
     recognizer = Models.load(config).recognizer(config)

@@ -35,7 +35,7 @@ def test_fast_speech_joined_without_pauses_keeps_the_lag_bounded(shadow_models, 
     assert lag["n"] > 80
     # The failures this is for (a word held until the 25 s buffer cap, the voice waiting for punctuation that never
     # comes) gave 17-43 s. Here the max is 5.3-7.2 s (slowdowns 0.7-3, per stage or together, one core, other CPU
-    # code paths); a CI machine twice gave 9.5 s for reasons not found (docs/HISTORY.md: robustness, fourth pass).
+    # code paths); a CI machine twice gave 9.5 s for reasons not found.
     assert lag["max"] <= 12.0, (measured, lag, report[m.UNDERRUNS], report["pace"], report["spoken_text"])
     assert report["dropped_audio_s"] == 0.0  # the 25 s buffer cap never fired
     # a speaker faster than the voice: it spoke some pieces faster while its own queue held it back

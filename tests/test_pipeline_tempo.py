@@ -37,8 +37,8 @@ def test_a_faster_speaker_is_measured_faster_and_the_voice_keeps_pace(shadow_mod
     assert normal["speaker_tempo"] is not None and fast["speaker_tempo"] is not None
     # The speed-up sox applied, as the recognizer's word times show it: Whisper's timestamps are coarse (20 ms, a
     # word's edges often a word off), so a 1.3 x faster speaker measured 1.13-1.45 x faster on four recordings with
-    # the voice at its own rate, and 1.54-1.58 x on this one with the voice catching up (docs/HISTORY.md: robustness,
-    # eleventh pass). The recording at its own tempo has measured as low as 0.90 (a full test run, 2026-11-28: 1.76 x
+    # the voice at its own rate, and 1.54-1.58 x on this one with the voice catching up. The recording at its own tempo
+    # has measured as low as 0.90 (a full test run, 2026-11-28: 1.76 x
     # against it), so the upper bound only rules out a measure gone wrong.
     assert 1.1 <= fast["speaker_tempo"] / normal["speaker_tempo"] <= 1.9, (normal, fast)
     assert fast["speaker_tempo"] > 1.0
@@ -70,7 +70,7 @@ def test_the_voice_at_its_fastest_catch_up_is_understood_nearly_as_well(shadow_m
     """At the catch-up cap the recognizer understands the voice nearly as well as at its own rate. A machine listener
     is more tolerant of fast speech than a person (on these read sentences tiny.en scored 0.05 at 1, 0.09 at 1.4, 2
     and 2.5, 0.26 at 3), so this only guards against a cap no one could follow; the cap itself was chosen on harder
-    text (HISTORY.md: robustness, twelfth pass: 13 sentences, Whisper base, corpus WER 0.13 at 1, 0.17 at 1.45, 0.23 at
+    text (13 sentences, Whisper base, corpus WER 0.13 at 1, 0.17 at 1.45, 0.23 at
     1.6). Three times the rate shows the check can fail."""
     texts = [e["text"] for e in speech_manifest if e["id"] in UNDERSTOOD]
     assert len(texts) == len(UNDERSTOOD)

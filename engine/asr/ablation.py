@@ -33,7 +33,7 @@ import numpy as np
 
 from engine.asr.backend import SAMPLE_RATE, StepDecode
 from engine.asr.run import run_policy
-from engine.asr.streaming import StepResult
+from engine.asr.stream_values import StepResult
 from engine.asr.vad import FRAME, SileroVad, speech_flags
 from engine.asr.whisper_backend import WhisperBackend
 from engine.asr.words import Word, match_times

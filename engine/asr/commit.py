@@ -68,8 +68,8 @@ class LocalAgreement:
 
     With ``min_gap_s`` (LA-2 only), a tail is compared with the newest earlier one made on at least that much less
     audio, instead of the previous one: interpreting steps every 0.75 s and agrees across 1.5 s of new speech, since
-    two translations a step apart agree on words the next second of speech changes (docs/HISTORY.md: interpreting,
-    twenty-third round). A remembered tail that does not begin with the words just committed is forgotten.
+    two translations a step apart agree on words the next second of speech changes. A remembered tail that does not
+    begin with the words just committed is forgotten.
     """
 
     streaming = True

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from difflib import SequenceMatcher
 
 from engine.asr.run import StreamRun
-from engine.asr.streaming import CommittedWord
+from engine.asr.stream_values import CommittedWord
 from engine.asr.words import Word, normalize_token
 from engine.metrics import aggregate
 from engine.metrics import names as m

@@ -12,7 +12,8 @@ import numpy as np
 from engine.asr.backend import SAMPLE_RATE, AsrBackend
 from engine.asr.commit import make_commit_policy
 from engine.asr.second_pass import SecondPass
-from engine.asr.streaming import CommittedWord, StepResult, StreamingRecognizer
+from engine.asr.stream_values import CommittedWord, StepResult
+from engine.asr.streaming import StreamingRecognizer
 from engine.asr.vad import SileroVad
 from engine.audio.devices import AudioDeviceError
 from engine.audio.ports import BlockSource

@@ -20,7 +20,7 @@ from difflib import SequenceMatcher
 import numpy as np
 
 from engine.asr.backend import SAMPLE_RATE, StepDecode
-from engine.asr.streaming import CommittedWord
+from engine.asr.stream_values import CommittedWord
 from engine.asr.words import Word, normalize_token
 
 log = logging.getLogger(__name__)

@@ -15,9 +15,9 @@ not", inside the detector's hangover): text it wrote, not speech it heard. Elsew
 squeezed together ("words words" said fast), and a translation's words are often timed that way (they match no
 source word), so those are left alone. A translation loses only longer runs, ``UNALIGNED_RUN_WORDS`` or more words
 at one instant anywhere in it: Whisper base "translating" speech it cannot (Japanese) writes whole clauses there
-("the evening of the day of the Liberals, ..."; HISTORY.md: interpreting, twentieth round). The Whisper backend cuts
-each decode at its third word in a row with no duration (``whisper_backend.ZERO_RUN``), since the twenty-second round
-also in a decode it cut at a loop, so no such run of Whisper's reaches this rule any more; it stays for a decoder that
+("the evening of the day of the Liberals, ..."). The Whisper backend cuts
+each decode at its third word in a row with no duration (``whisper_backend.ZERO_RUN``), also in a decode it cut at
+a loop, so no such run of Whisper's reaches this rule any more; it stays for a decoder that
 does not cut them (the sweep's ``zrN``).
 """
 

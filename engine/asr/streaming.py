@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from engine.asr.backend import SAMPLE_RATE, AsrBackend, StepDecode
 from engine.asr.commit import CommitPolicy, common_prefix_length
+from engine.asr.overlap import OVERLAP_TOLERANCE_S, new_words, repeated
 from engine.asr.speech_filter import (
     SpeechFrames,
     SpeechLevel,
@@ -36,17 +36,12 @@ from engine.asr.speech_filter import (
     without_quiet_tail,
     without_unaligned_runs,
 )
+from engine.asr.stream_values import CommittedWord, StepResult, StreamConfig
 from engine.asr.vad import FRAME, SileroVad, SpeechGate
 from engine.asr.words import Word, normalize_token
 
 log = logging.getLogger(__name__)
 
-OVERLAP_TOLERANCE_S = 0.1
-# a committed word found again in a hypothesis must end this close to where it ended when it was committed: Whisper
-# re-times words by a few tenths of a second from one decode to the next, and an earlier use of the same words is
-# seconds away
-ALIGN_TOLERANCE_S = 1.0
-MAX_OVERLAP_NGRAM = 5
 SENTENCE_END = (".", "?", "!")
 ELLIPSIS = ("...", "…")  # Whisper's mark of a sentence it heard cut off at the buffer's end: not a sentence end
 # The offline policy commits at the end of an utterance; it is still never allowed to fill the buffer: past this
@@ -69,76 +64,6 @@ FINISH_TAIL_S = 0.3
 # Committed words kept: a prompt needs their last 200 characters, the trim those still in the (at most 25 s)
 # buffer. Keeping every word of a session would grow without bound (a ``StreamRun`` keeps them all if asked).
 KEEP_COMMITTED_WORDS = 400
-
-
-@dataclass(frozen=True, slots=True)
-class CommittedWord:
-    text: str
-    start_s: float  # source clock
-    end_s: float
-    commit_s: float  # when it was committed (clock of the caller)
-    pause_after: bool = False  # the speaker paused after this word (``PAUSE_S`` or more before the next)
-    heard_s: float = 0.0  # source audio heard when it was committed (the end of the step's buffer, source clock)
-    forced: bool = False  # committed by the hold bound, not by the policy (no earlier hypothesis had to agree)
-
-
-@dataclass
-class StepResult:
-    committed: list[CommittedWord] = field(default_factory=list)
-    tentative: list[Word] = field(default_factory=list)
-    recognized: bool = False  # the recognizer ran (the buffer held speech)
-    at_s: float | None = None  # when the step ended, on the driver's clock (set by the driver)
-    compute_s: float = 0.0  # the step's compute, on the driver's clock (set by the driver)
-    forced: int = 0  # words committed because they were held longer than ``max_hold_s``
-    at_pause: int = 0  # words committed at a pause in the speech (``endpoint_s``) before the policy agreed on them
-    unspoken: int = 0  # hypothesis words dropped as not said (outside speech, or a phrase Whisper writes on silence)
-    failed_decode: bool = False  # the recognizer's decode (or part of it) was too unsure to use (``WhisperBackend``)
-    # the speaker has been quiet for ``PHRASE_END_QUIET_S`` and nothing they said is still tentative: no word is
-    # coming soon after the last committed one (its ``pause_after`` is read when it is committed, often too early)
-    paused: bool = False
-    buffer_start_s: float = 0.0  # where the buffer starts after the step, source clock (a cut moves it on)
-
-
-@dataclass(frozen=True)
-class StreamConfig:
-    trim_s: float = 12.0
-    max_buffer_s: float = 25.0
-    max_hold_s: float = 3.0  # a word that ended this long before the audio's end is committed, agreed or not
-    # the speaker quiet this long at the buffer's end ends an utterance: its words are committed as the hypothesis
-    # has them (decoded up to the speech's end) and the buffer is cut there (None: never; ``_endpoint``)
-    endpoint_s: float | None = None
-    quiet_keep_s: float = 0.5  # audio kept before speech starts when a quiet buffer is dropped
-    # the hold bound commits held words as the previous hypothesis had them (the tentative words a voice made ahead
-    # when it ran low) instead of as this one has them, which nothing made ahead can match (HISTORY.md: interpreting,
-    # fifteenth round)
-    force_previous: bool = False
-    use_prompt: bool = False
-    prompt_chars: int = 200
-    # the last word of a hypothesis is not committed while it may still grow: a number ("20" of "2021") or a word
-    # Whisper marked as cut off ("pleasant...")
-    hold_unfinished: bool = True
-    # The decoder hears at least this long a window: Whisper was trained on 30 s windows, and an encoder cropped to a
-    # few seconds mishears a buffer's first words (``StepDecode.min_window_s``; docs/RESULTS.md: the short window)
-    min_window_s: float = 0.0
-    # a buffer no longer than ``start_s`` (a sentence's first words) is decoded with this many beams (0: the
-    # backend's own) and a window of at least ``start_window_s``; its decode is short, so both cost little
-    start_beam_size: int = 0
-    start_window_s: float = 0.0
-    start_s: float = 0.0
-    # the last decode (the input ended) hears at least this long a window: its words are heard once, and a short
-    # clip's last words are what a cropped window loses; 12 s heard 0.013 more of clips-en and equal on three long
-    # sets but one word less on speech-hard, so it is off (docs/RESULTS.md: the short window)
-    finish_window_s: float = 0.0
-
-
-def _repeated(said: Sequence[Word | CommittedWord], words: Sequence[Word]) -> int:
-    """How many leading ``words`` repeat the last of ``said`` (at most ``MAX_OVERLAP_NGRAM``; case and punctuation
-    blind)."""
-    recent = [normalize_token(w.text) for w in said[-MAX_OVERLAP_NGRAM:]]
-    for n in range(min(len(recent), len(words)), 0, -1):
-        if recent[-n:] == [w.key for w in words[:n]]:
-            return n
-    return 0
 
 
 def _may_grow(text: str) -> bool:
@@ -255,43 +180,8 @@ class StreamingRecognizer:
         return text[-self.config.prompt_chars :] or None
 
     def _new_words(self, hypothesis: list[Word]) -> list[Word]:
-        """The hypothesis minus what is already committed: after the committed words it repeats, found by their
-        text (``_after_committed``), else by time; then without a repeat of the committed text at the seam."""
-        after = self._after_committed(hypothesis)
-        if after is not None:
-            # found by text, a new word may be timed to start before the last committed one (Whisper re-times words
-            # from one decode to the next): committed words stay in the order they were said
-            first = self._committed[-1].start_s
-            words = [w if w.start_s >= first else Word(w.text, first, max(w.end_s, first)) for w in hypothesis[after:]]
-        else:
-            words = [w for w in hypothesis if w.start_s > self._last_committed_end - OVERLAP_TOLERANCE_S]
-        # Whisper may re-time committed words to later in the buffer (after a long pause, say): whatever repeats the
-        # end of the committed text is not new, however it was timed.
-        return words[_repeated(self._committed, words) :]
-
-    def _after_committed(self, hypothesis: Sequence[Word]) -> int | None:
-        """Where the hypothesis goes past the committed words still in the buffer: just after the longest run of
-        their last words (up to ``MAX_OVERLAP_NGRAM``) that it repeats, ending within ``ALIGN_TOLERANCE_S`` of the last
-        one's end (the nearest, if several do); None if it repeats none of them there.
-
-        By time alone, a word was lost whenever Whisper had stretched the last committed word over the start of the
-        next one ("I hope that..." with "that" timed across "next"): the next word began before it ended.
-        """
-        recent = [normalize_token(w.text) for w in self._committed[-MAX_OVERLAP_NGRAM:] if w.end_s > self._offset_s]
-        if not recent:
-            return None
-        last_end = self._last_committed_end
-        keys = [w.key for w in hypothesis]
-        for n in range(len(recent), 0, -1):
-            gram = recent[-n:]
-            ends = [
-                j
-                for j in range(n, len(keys) + 1)
-                if keys[j - n : j] == gram and abs(hypothesis[j - 1].end_s - last_end) <= ALIGN_TOLERANCE_S
-            ]
-            if ends:
-                return min(ends, key=lambda j: abs(hypothesis[j - 1].end_s - last_end))
-        return None
+        """The hypothesis minus what is already committed (``overlap.new_words``)."""
+        return new_words(self._committed, hypothesis, self._offset_s, self._last_committed_end)
 
     def _frames(self) -> SpeechFrames | None:
         """The voice-activity flags of the buffer on the source clock (None without a detector)."""
@@ -433,7 +323,7 @@ class StreamingRecognizer:
         """How many leading words of ``rest`` (this hypothesis after its agreed words) ``before`` stands for: those
         that start before its last word ends, and then any that repeat its last words."""
         count = next((i for i, w in enumerate(rest) if w.start_s > before[-1].end_s - OVERLAP_TOLERANCE_S), len(rest))
-        return count + _repeated(before, rest[count:])
+        return count + repeated(before, rest[count:])
 
     def _endpoint(self) -> int | None:
         """Where this step's decode ends when the speaker has been quiet for ``endpoint_s`` at the buffer's end

@@ -47,7 +47,7 @@ CONTINUE_BEFORE_END_S = 1.5  # a first window whose words end this far before th
 # Whisper's own mark of a failed decode: a segment whose tokens average a lower log-probability is decoded again at
 # a higher temperature. A streaming step does not retry (that is another decode); it uses none of the segment's words,
 # and a later step hears them again. On speech under babble Whisper writes the other voices' words at about this
-# confidence, which the voice would speak (docs/HISTORY.md: robustness, thirteenth pass). Transcribing only: a correct
+# confidence, which the voice would speak. Transcribing only: a correct
 # translation scores lower (median -1.13 a step on German).
 FAILED_DECODE_LOGPROB = -1.0
 NO_SPEECH_THRESHOLD = 0.6
@@ -198,7 +198,7 @@ class WhisperBackend:
         self.failed = False  # the last ``transcribe`` left out a segment under ``min_avg_logprob``
         # faster-whisper's own: a window whose "no speech" probability is higher, and whose tokens average a
         # log-probability under -1, gives no words. It empties some translation steps mid-speech, yet without it
-        # interpreting scores lower (docs/HISTORY.md: interpreting, twenty-first round)
+        # interpreting scores lower
         self.no_speech_threshold: float | None = NO_SPEECH_THRESHOLD
         # the spoken language (a Whisper code such as "es"); None: detected from the first AUTO_DETECT_S of speech
         self.language: str | None = None

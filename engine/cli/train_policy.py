@@ -19,9 +19,9 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
 
 
 def _add_train_arguments(parser: argparse.ArgumentParser) -> None:
-    """The trainer's options, without importing torch for every command (``engine.learned.train`` has them)."""
+    """The trainer's options, without importing torch for every command (``engine.learned.train_options`` has them)."""
     try:
-        from engine.learned.train import add_arguments
+        from engine.learned.train_options import add_arguments
     except ImportError:  # the packaged app (the trainer's own imports are lazy; this is a safety net)
         parser.add_argument("--out", required=True)
         return
@@ -32,7 +32,8 @@ def _run_train_policy(args: argparse.Namespace) -> int:
     try:
         import torch  # noqa: F401 - only to say clearly when it is missing
 
-        from engine.learned.train import ablate, settings_from, train
+        from engine.learned.train import ablate, train
+        from engine.learned.train_options import settings_from
     except ImportError as exc:
         return fail(f"train-policy needs torch, which only the developer install has (scripts/setup): {exc}")
     logging.getLogger("faster_whisper").setLevel(logging.WARNING)

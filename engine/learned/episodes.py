@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.asr.run import run_stream
-from engine.asr.streaming import CommittedWord, StepResult
+from engine.asr.stream_values import CommittedWord, StepResult
 from engine.asr.words import Word
 from engine.clock import SimulatedClock
 from engine.pipeline.config import ShadowConfig

@@ -24,7 +24,7 @@ REPORTED_PACKAGES = (
 )
 # CTranslate2 (the recognizer) reads these to choose its kernels (CT2_FORCE_CPU_ISA) and its matrix products (MKL or
 # oneDNN, CT2_USE_MKL). The same code rounds differently with each, which moves a streamed translation's BLEU by up to
-# two points (docs/HISTORY.md: interpreting, nineteenth round), so a report says when they were set.
+# two points, so a report says when they were set.
 CTRANSLATE2_SETTINGS = ("CT2_FORCE_CPU_ISA", "CT2_USE_MKL")
 
 

@@ -1,7 +1,7 @@
 """A benchmark run several times: each headline figure of every run, with its median and range over the runs.
 
-On a 2-core VM one run of the same code can differ from the next by several underruns (HISTORY.md: robustness, fifteenth
-pass: the sonnet at ``--cpu-slowdown 2`` had 0 in one run and 7 in the next), so a change or a target is judged on
+On a 2-core VM one run of the same code can differ from the next by several underruns (the sonnet at ``--cpu-slowdown
+2`` had 0 in one run and 7 in the next), so a change or a target is judged on
 the median over runs, with the range beside it.
 """
 

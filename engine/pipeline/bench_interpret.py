@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 
 POLICIES = ("la2", "hold2", "offline")
 # the 95 % paired bootstrap interval of ``bleu_offline - bleu`` (METRICS.md: the cost of streaming) over the recordings:
-# on 30 recordings corpus BLEU moves by points with chance (docs/HISTORY.md: interpreting, twenty-first round)
+# on 30 recordings corpus BLEU moves by points with chance
 BLEU_COST_CI = "bleu_cost_ci95"
 MEDIANS = (m.AL_S, m.AL_CA_S, m.END_OFFSET_S, "behind_s", m.RTF_ASR)
 
@@ -119,8 +119,8 @@ def run_bench(
     for run in range(1, repeat + 1):
         said = run_progress(progress, run, repeat)
         # each run meets the speech at another phase of the recognizer's steps: run k's first step comes (k - 1) /
-        # repeat of a step later. A speaker sets the phase at random, and it moves BLEU by several points
-        # (docs/HISTORY.md: interpreting, seventeenth round), so runs that all take one phase repeat its luck
+        # repeat of a step later. A speaker sets the phase at random, and it moves BLEU by several points, so runs that
+        # all take one phase repeat its luck
         phased = replace(base, step_phase_s=(run - 1) / repeat * base.step_s)
         reports.append(
             run_probed(models, partial(_one_run, manifest, entries, policies, phased, models, offline, said), said)

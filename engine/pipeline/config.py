@@ -35,22 +35,22 @@ class ShadowConfig:
     min_step_s: float = 0.3  # shadowing favours latency: more recognizer steps than the ASR's own default
     # interpreting: at least this much new audio between recognizer steps, and la2 agrees with the hypothesis made
     # on ``interpret_agreement_gap_s`` less audio (docs/interpreting.md: two translation hypotheses 0.3 s apart agree
-    # on words the next second of speech changes; twenty-third round: steps of 0.75 s agreeing across 1.5 s)
+    # on words the next second of speech changes; steps of 0.75 s agreeing across 1.5 s held them)
     interpret_step_s: float = 0.75
     interpret_agreement_gap_s: float = 1.5
     # a file's first recognizer step comes this much later than one step period (simulated and paced runs): the
-    # phase at which the steps meet the speech. It moves a translation by several BLEU points (HISTORY.md: interpreting,
-    # seventeenth round), so ``bench interpret --repeat`` takes another phase in each run
+    # phase at which the steps meet the speech. It moves a translation by several BLEU points, so ``bench interpret
+    # --repeat`` takes another phase in each run
     step_phase_s: float = 0.0
     # interpreting: the speaker quiet this long ends an utterance, whose held words are committed at once and whose
-    # silence is never decoded (docs/HISTORY.md: interpreting, sixth round: 0.6-1.0 s alike; shadowing gains nothing)
+    # silence is never decoded (0.6-1.0 s alike; shadowing gains nothing)
     interpret_endpoint_s: float = 0.8
     # interpreting: the recognizer's beam (1: greedy). Whisper base translating with 2 beams: +3 BLEU and +3 chrF
-    # streamed, for about the compute of greedy decoding (docs/HISTORY.md: interpreting, fourteenth round).
+    # streamed, for about the compute of greedy decoding.
     # Transcribing (shadowing) stays greedy: tiny.en's WER did not change, its compute rose by a quarter
     interpret_beam_size: int = 2
     # interpreting: words the hold bound commits are taken as the previous hypothesis had them (the tentative words
-    # the voice made ahead), not as the newest has them (HISTORY.md: interpreting, fifteenth round: 0-1 underruns a run
+    # the voice made ahead), not as the newest has them (0-1 underruns a run
     # against 1-4, BLEU -0.4). Shadowing keeps the newest: none of its underruns held a forced word
     interpret_force_previous: bool = True
     # "gate": ignore the microphone while the voice plays; "cancel": remove the voice's echo from it (speakers)

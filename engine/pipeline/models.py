@@ -7,7 +7,8 @@ import threading
 
 from engine.asr.backend import AsrBackend
 from engine.asr.commit import make_commit_policy
-from engine.asr.streaming import StreamConfig, StreamingRecognizer
+from engine.asr.stream_values import StreamConfig
+from engine.asr.streaming import StreamingRecognizer
 from engine.asr.vad import SileroVad
 from engine.pipeline.config import AUTO_LANGUAGE, BASE_MODEL, ShadowConfig
 from engine.pipeline.echo import EchoMemory

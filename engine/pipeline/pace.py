@@ -25,8 +25,8 @@ slowed) and derives:
   voice half its limit).
 
 Interpreting steps every 0.75 s. At ``--cpu-slowdown 2`` its steps cost 0.45-0.65 s, inside their period, and the
-shorter buffer of the first level cost its translation 2 BLEU and 2 chrF for no earlier commit (HISTORY.md:
-interpreting, eighteenth round), so its steps count as slow only past ``HIGH_SHARE`` of the period.
+shorter buffer of the first level cost its translation 2 BLEU and 2 chrF for no earlier commit, so its steps count as
+slow only past ``HIGH_SHARE`` of the period.
 """
 
 from __future__ import annotations
@@ -51,8 +51,8 @@ STEP_COST_LOW_S = 0.25
 STEP_COST_LIMIT_S = 1.0  # even degraded: a word is then committed ~2.5 s after it was said, and the lag target is lost
 # of a step period longer than shadowing's, the share its steps may cost before they count as slow (more and they
 # would soon take the whole period: the recognizer falls behind) and the share below which they are fast again.
-# Interpreting's 0.75 s steps cost 0.61-0.65 s at ``--cpu-slowdown 2`` on the AMD EPYC (docs/HISTORY.md: interpreting,
-# twenty-third round): 0.8 of the period would cut their buffer, which costs a translation 2 BLEU, for steps that fit
+# Interpreting's 0.75 s steps cost 0.61-0.65 s at ``--cpu-slowdown 2`` on the AMD EPYC: 0.8 of the period would cut
+# their buffer, which costs a translation 2 BLEU, for steps that fit
 HIGH_SHARE = 0.9
 LOW_SHARE = 0.5
 VOICE_RATIO_HIGH = 0.6  # voice compute / audio: above this, cheaper pieces
@@ -78,8 +78,8 @@ class CatchUp:
     match_tempo: bool = False
 
 
-# Shadowing: from the median target, at the default 1.4 cap from about 3.8 s, gated by the queue (HISTORY.md:
-# robustness, ninth and twelfth passes). Interpreting keeps the gentler rule without the gate: there the lag is the
+# Shadowing: from the median target, at the default 1.4 cap from about 3.8 s, gated by the queue. Interpreting keeps the
+# gentler rule without the gate: there the lag is the
 # translation's commit latency, and the queue in hand is what covers its late batches (the steeper rule, or the
 # gate alone, gave more underruns in the replay of its recorded steps and no less lag).
 SHADOW_CATCH_UP = CatchUp(from_s=2.5, per_s=0.3, in_hand_s=1.0, match_tempo=True)
@@ -117,7 +117,7 @@ class SpeakerTempo:
     """How much faster than the voice the speaker talks, over the last ``words`` words the voice spoke: the voice's
     time for them at its configured rate against the speaker's (the recognizer's word times). A shadower keeps the
     speaker's tempo; a voice that waits for the lag to show it is behind has by then a queue to drain (the fast
-    conversational recording: two seconds of it; docs/HISTORY.md: robustness, ninth and eleventh passes).
+    conversational recording: two seconds of it).
 
     Words that end a phrase or a sentence are left out: the speaker's pause after them is often inside the word's
     aligned time, and the voice lengthens them. Fed where the session learns a piece was played (under its lock).

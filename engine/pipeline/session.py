@@ -24,7 +24,8 @@ import numpy as np
 
 from engine.asr.backend import SAMPLE_RATE
 from engine.asr.run import LongAudio, StreamRun
-from engine.asr.streaming import StepResult, StreamingRecognizer
+from engine.asr.stream_values import StepResult
+from engine.asr.streaming import StreamingRecognizer
 from engine.audio.played_track import PlayedTrack
 from engine.audio.ports import CaptureDevice
 from engine.clock import Clock, RealClock, SimulatedClock
@@ -88,7 +89,6 @@ class ShadowSession:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._finished = threading.Event()
-        self._threads: list[threading.Thread] = []
         self._voice_timer: Callable[[], float] = time.perf_counter  # what the voice's compute is measured with
 
     # ----- public API
@@ -215,9 +215,7 @@ class ShadowSession:
 
     # ----- stages
     def _start_thread(self, target: Callable[[], None], name: str) -> None:
-        thread = threading.Thread(target=target, name=name, daemon=True)
-        self._threads.append(thread)
-        thread.start()
+        threading.Thread(target=target, name=name, daemon=True).start()
 
     def _recognizer(self) -> StreamingRecognizer:
         recognizer = self.models.recognizer(self.config)

@@ -9,7 +9,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from engine.asr.run import LongAudio, StreamRun, run_capture, run_stream
-from engine.asr.streaming import StepResult, StreamingRecognizer
+from engine.asr.stream_values import StepResult
+from engine.asr.streaming import StreamingRecognizer
 from engine.audio.ports import BlockSource, CaptureDevice
 from engine.clock import Clock, SimulatedClock
 from engine.pipeline.config import ShadowConfig

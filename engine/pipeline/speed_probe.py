@@ -1,7 +1,7 @@
 """How fast the machine is right now: the same fixed work timed before and after a benchmark run.
 
 Two runs of the same code on the same 2-core VM can differ twofold in underruns when the machine itself has slowed
-(another tenant, the CPU's clock; HISTORY.md: robustness, seventeenth pass). A benchmark report that carries this probe
+(another tenant, the CPU's clock). A benchmark report that carries this probe
 says whether two runs ran on a machine of the same speed, so that only such runs are compared, and shows a machine
 that slowed down during a run (``after`` against ``before``).
 

@@ -11,7 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from engine.asr.english_guard import EnglishGuard
-from engine.asr.streaming import CommittedWord, StepResult, StreamingRecognizer
+from engine.asr.stream_values import CommittedWord, StepResult
+from engine.asr.streaming import StreamingRecognizer
 from engine.clock import Clock
 from engine.metrics import names as m
 from engine.pipeline.config import ShadowConfig

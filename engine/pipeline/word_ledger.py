@@ -8,7 +8,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engine.asr.streaming import CommittedWord
+from engine.asr.stream_values import CommittedWord
 from engine.pipeline.pace import SpeakerTempo
 from engine.pipeline.records import WordRecord
 from engine.tts.keys import SentenceKeys, fed_tokens

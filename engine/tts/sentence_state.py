@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.tts.frontend import Unit
+from engine.tts.pieces import PieceWord
 from engine.tts.voice import LATENT_CHANNELS
 
 
@@ -39,3 +40,33 @@ class SentenceState:
 
     def latent_slice(self, start: int, stop: int) -> np.ndarray:
         return np.concatenate(self.latent, axis=1)[:, start:stop] if self.latent else np.zeros((LATENT_CHANNELS, 0))
+
+    def piece_words(
+        self, chunks: list[list[Unit]], hop: int, frame_start: int, frame_stop: int
+    ) -> tuple[PieceWord, ...]:
+        """The words whose end falls in frames ``frame_start``..``frame_stop`` (a piece), timed in its samples."""
+        words = []
+        for unit in (u for c in chunks for u in c):
+            frames = self.unit_frames.get(unit.first_word)
+            if frames is None:
+                continue
+            # Words merged into one unit ("in the") share its frames, split evenly; each belongs to the piece its own
+            # end falls in. A speculation delivered up to the end of the first of them leaves the second's frames to
+            # the next piece, which must not list the first again.
+            span = (frames[1] - frames[0]) / len(unit.words)
+            for j, text in enumerate(unit.words):
+                start = round(frames[0] + j * span)
+                stop = round(frames[0] + (j + 1) * span)
+                if frame_start < stop <= frame_stop:
+                    rate = self.unit_rates.get(unit.first_word, 1.0)
+                    words.append(
+                        PieceWord(
+                            self.index,
+                            unit.first_word + j,
+                            text,
+                            (start - frame_start) * hop,
+                            (stop - frame_start) * hop,
+                            rate,
+                        )
+                    )
+        return tuple(words)

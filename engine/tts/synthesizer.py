@@ -29,7 +29,7 @@ from engine.tts.chunk_plan import (
 )
 from engine.tts.chunker import ChunkSizes
 from engine.tts.frontend import FrontEnd, Unit, ends_sentence
-from engine.tts.pieces import AudioPiece, PieceWord
+from engine.tts.pieces import AudioPiece
 from engine.tts.policies import LookaheadPolicy, TtsPolicy
 from engine.tts.sentence_state import SentenceState
 from engine.tts.speculation import (
@@ -340,7 +340,7 @@ class IncrementalSynthesizer:
             sample_rate=self.voice.sample_rate,
             sentence=sentence.index,
             chunk=sentence.next_chunk,
-            words=self._piece_words(sentence, chunks, start, sentence.emitted_frames),
+            words=sentence.piece_words(chunks, self.voice.hop, start, sentence.emitted_frames),
             stage1_s=0.0,
             stage2_s=self._timer() - t0,
             sentence_end=True,
@@ -443,7 +443,7 @@ class IncrementalSynthesizer:
             self.last_sentence_latent = np.concatenate(sentence.latent, axis=1)
         if sentence.latent and len(sentence.latent) > 1:  # keep one array: cheap slicing next time
             sentence.latent = [np.concatenate(sentence.latent, axis=1)]
-        words = self._piece_words(sentence, chunks, piece_start, sentence.emitted_frames)
+        words = sentence.piece_words(chunks, self.voice.hop, piece_start, sentence.emitted_frames)
         return AudioPiece(
             samples=samples,
             sample_rate=self.voice.sample_rate,
@@ -482,36 +482,6 @@ class IncrementalSynthesizer:
             audio = wave[left * hop : (left + stop - start) * hop]
         sentence.emitted_frames = stop
         return np.ascontiguousarray(audio, dtype=np.float32)
-
-    def _piece_words(
-        self, sentence: SentenceState, chunks: list[list[Unit]], frame_start: int, frame_stop: int
-    ) -> tuple[PieceWord, ...]:
-        hop = self.voice.hop
-        words = []
-        for unit in (u for c in chunks for u in c):
-            frames = sentence.unit_frames.get(unit.first_word)
-            if frames is None:
-                continue
-            # Words merged into one unit ("in the") share its frames, split evenly; each belongs to the piece its own
-            # end falls in. A speculation delivered up to the end of the first of them leaves the second's frames to
-            # the next piece, which must not list the first again.
-            span = (frames[1] - frames[0]) / len(unit.words)
-            for j, text in enumerate(unit.words):
-                start = round(frames[0] + j * span)
-                stop = round(frames[0] + (j + 1) * span)
-                if frame_start < stop <= frame_stop:
-                    rate = sentence.unit_rates.get(unit.first_word, 1.0)
-                    words.append(
-                        PieceWord(
-                            sentence.index,
-                            unit.first_word + j,
-                            text,
-                            (start - frame_start) * hop,
-                            (stop - frame_start) * hop,
-                            rate,
-                        )
-                    )
-        return tuple(words)
 
 
 def synthesize_text(synthesizer: IncrementalSynthesizer, text: str) -> tuple[np.ndarray, list[AudioPiece]]:
