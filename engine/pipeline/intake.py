@@ -32,21 +32,26 @@ class Intake:
 
     ``origin_s``: the session time of the capture clock's zero (0 for a recording). ``level_db``: the input level
     of the last block. ``poll_output`` brings the voice's played track up to date before the echo guard reads it
-    (live: the device reports what it played only when polled)."""
+    (live: the device reports what it played only when polled). ``duck_db``: live, the other applications are
+    lowered by this much while the voice speaks, and their capture raised back as much."""
 
     def __init__(
         self,
         clock: Clock,
         recorder: SessionRecorder | None = None,
         echo: EchoPath | None = None,
-        ducker: Ducker | None = None,
         poll_output: Callable[[], object] | None = None,
         origin_s: float | None = None,
+        duck_db: float = 0.0,
     ) -> None:
         self.clock = clock
         self.recorder = recorder
         self.echo = echo
-        self.ducker = ducker
+        self.ducker: Ducker | None = None
+        if duck_db > 0:  # live: the sound server's other streams (imported only then)
+            from engine.audio.sound_server import Ducker
+
+            self.ducker = Ducker(duck_db, clock=clock.now)
         self.poll_output = poll_output
         self.origin_s = origin_s
         self.level_db = SILENT_DB

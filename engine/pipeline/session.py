@@ -73,8 +73,8 @@ class ShadowSession:
         self.voice_track = voice_track
         self.echo: EchoPath | None = None
         self.keep_heard = False  # the echo guard keeps what the recognizer heard (``EchoPath.cleaned``, a benchmark)
-        start_beam = stream_config(config).start_beam_size > 0
-        self.pace = MachinePace(config.step_s, config.hurry_below_s, adapt=config.adapt, start_beam=start_beam)
+        beams = stream_config(config).start_beam_size > 0
+        self.pace = MachinePace(config.step_s, config.hurry_below_s, adapt=config.adapt, start_beam=beams)
         # the learned policy's moves: an agent set here replaces the configured policy's (training's sampling agent)
         self.move_agent: MoveAgent | None = None
         self.advisor: MoveAdvisor | None = None
@@ -144,7 +144,7 @@ class ShadowSession:
                 self._set_state(State.FAILED)
                 self._finished.set()
 
-        self._start_thread(main, "shadow-file")
+        threading.Thread(target=main, name="shadow-file", daemon=True).start()
 
     def start_live(self, capture: CaptureDevice, opened_at: float | None = None) -> None:
         """Microphone to speaker; returns at once. ``stop()`` or ``cancel()`` ends it.
@@ -153,10 +153,6 @@ class ShadowSession:
         the models loaded): the session's clock starts there, so what was said meanwhile is on time."""
         self._clock = clock = RealClock(origin=opened_at)
         self._begin(clock, play=True, output_device=self.config.output_device, echo=True)
-        if self.config.duck_db > 0:
-            from engine.audio.sound_server import Ducker
-
-            self.intake.ducker = Ducker(self.config.duck_db, clock=clock.now)
         heard = self.intake.tap(capture)
         started = opened_at is not None
         source = capture_source(capture, heard, self._recognizer, clock, self.config, self._stop.is_set, started)
@@ -165,7 +161,7 @@ class ShadowSession:
             self._run_asr(source, clock)
             self._end()
 
-        self._start_thread(main, "shadow-asr")
+        threading.Thread(target=main, name="shadow-asr", daemon=True).start()
 
     def stop(self) -> None:
         """Stop listening; what was already heard is still recognized and spoken (drain)."""
@@ -214,9 +210,6 @@ class ShadowSession:
         return snap
 
     # ----- stages
-    def _start_thread(self, target: Callable[[], None], name: str) -> None:
-        threading.Thread(target=target, name=name, daemon=True).start()
-
     def _recognizer(self) -> StreamingRecognizer:
         recognizer = self.models.recognizer(self.config)
         if self.flow.ends is not None:
@@ -224,10 +217,16 @@ class ShadowSession:
         return recognizer
 
     def _begin(
-        self, tts_clock: Clock, play: bool, output_device: object, echo: bool = False, origin_s: float | None = None
+        self,
+        tts_clock: Clock,
+        play: bool,
+        output_device: object,
+        echo: bool = False,
+        origin_s: float | None = None,
     ) -> None:
         """``echo``: the input is a microphone (live, or a simulated room) and the echo guard applies to it;
-        ``origin_s``: the session time of the input's zero, when known (a recording: 0)."""
+        ``origin_s``: the session time of the input's zero, when known (a recording: 0); None for a live capture,
+        whose other applications are lowered while the voice speaks (``ShadowConfig.duck_db``)."""
         voice = self.models.voice
         voice.rate = self.config.voice_rate
         noted = len(self.warnings)
@@ -236,7 +235,7 @@ class ShadowSession:
             self.listener.on_warning(message)
         self.advisor = stage.advisor
         if echo and self.config.echo_guard != "off":  # the guard reads the voice's played samples
-            self.voice_track = self.voice_track or PlayedTrack()
+            self.voice_track = PlayedTrack() if self.voice_track is None else self.voice_track
             memory = getattr(self.models, "echo_memory", None)
             voice_active = self.output.active if play else None
             self.echo = echo_path(self.config, self.voice_track, voice_active, memory, self.keep_heard)
@@ -250,7 +249,8 @@ class ShadowSession:
                 self.output.close()
                 raise
         self.output.recorder = self.recorder
-        self.intake = Intake(self._clock, self.recorder, self.echo, poll_output=self.output.poll, origin_s=origin_s)
+        duck_db = self.config.duck_db if origin_s is None else 0.0
+        self.intake = Intake(self._clock, self.recorder, self.echo, self.output.poll, origin_s, duck_db)
         self._worker = worker = SynthesisWorker(
             stage.synthesizer,
             self.flow.piece,

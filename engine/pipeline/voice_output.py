@@ -188,7 +188,7 @@ class VoiceOutput:
         player.poll()
         for played in player.take_finished():
             with self._lock:
-                entry = self._pending.pop(played.key, None)  # type: ignore[call-overload]
+                entry = self._pending.pop(played.key, None) if isinstance(played.key, int) else None
             if entry is not None and played.start_s is not None and played.end_s is not None:
                 piece, ready, inputs_at = entry
                 self._played(PlayedVoice(piece, ready, inputs_at, played.start_s, played.end_s))
