@@ -49,12 +49,13 @@ def test_main_window_lists_virtual_devices(qtbot, virtual_audio: va.VirtualAudio
 
 def test_main_window_shows_missing_devices_in_the_window(qtbot, monkeypatch) -> None:
     from app import main_window
+    from app.widgets import device_box
     from engine.audio.devices import AudioDeviceError
 
     def no_audio(direction=None):
         raise AudioDeviceError("the PortAudio library was not found")
 
-    monkeypatch.setattr(main_window, "menu_devices", no_audio)
+    monkeypatch.setattr(device_box, "menu_devices", no_audio)
     window = main_window.MainWindow()
     qtbot.addWidget(window)
     assert "PortAudio" in window.message.text()
