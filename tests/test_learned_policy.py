@@ -109,10 +109,10 @@ def test_an_update_that_worsens_the_held_back_return_is_rejected(held_back_gets)
         model,
         optimizer,
         _fake_results(np.random.default_rng(0)),
-        TrainSettings(out=None),
+        TrainSettings(out=None),  # type: ignore[arg-type]
         lambda weights: tried,
         kept_return=-1.0,
-    )  # type: ignore[arg-type]
+    )
     assert got == tried and stats["decisions"] == 40
     unchanged = all(torch.equal(before[k], v) for k, v in model.state_dict().items())
     assert kept is (held_back_gets == "better")
