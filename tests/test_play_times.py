@@ -5,7 +5,6 @@ monitor hears each burst when the player says it played it, session after sessio
 
 from __future__ import annotations
 
-import subprocess
 import threading
 import time
 from types import SimpleNamespace
@@ -75,25 +74,9 @@ def test_the_speakers_monitor_hears_each_burst_when_the_player_says_session_afte
     on, they were 0.26 s late in about half the runs (what a canceller's reference and the lag figures were off by).
     A monitor hears what its sink renders, ahead of the sink's own latency: a listener at 10 ms (as an echo path
     through ``module-loopback`` is) keeps that latency short, so the monitor hears what plays when it plays."""
-    listener_10ms = subprocess.Popen(
-        [
-            "parec",
-            f"--device={va.SPEAKER_MONITOR}",
-            "--latency-msec=10",
-            "--format=s16le",
-            "--channels=1",
-            "--rate=8000",
-        ],
-        env=virtual_audio.env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
+    with virtual_audio.listening(va.SPEAKER_MONITOR) as listener_10ms:
         virtual_audio.wait_for_recording_stream(listener_10ms)
         lags = [_burst_lag_ms(trial) for trial in range(3)]
-    finally:
-        listener_10ms.kill()
-        listener_10ms.wait()
     assert all(abs(lag) <= 40 for lag in lags), lags
 
 

@@ -73,25 +73,11 @@ def test_the_sound_heard_also_on_the_microphone_has_an_ear_voice_span_of_zero(
     entry = _entry(speech_manifest)
     source = speech_dir / entry["wav"]
     virtual_audio.pactl("set-default-source", va.SPEAKER_MONITOR)
-    listener = subprocess.Popen(  # the monitor delivering as a device does (test_practice_live)
-        [
-            "parec",
-            f"--device={va.SPEAKER_MONITOR}",
-            "--latency-msec=10",
-            "--format=s16le",
-            "--channels=1",
-            "--rate=8000",
-        ],
-        env=virtual_audio.env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
     try:
-        session = HeardPracticeSession("system", record_dir=tmp_path / "rec")
-        snaps = _practise(session, lambda: [_play(virtual_audio, source)])
+        with virtual_audio.listening(va.SPEAKER_MONITOR):  # the monitor delivering as a device does
+            session = HeardPracticeSession("system", record_dir=tmp_path / "rec")
+            snaps = _practise(session, lambda: [_play(virtual_audio, source)])
     finally:
-        listener.kill()
-        listener.wait()
         virtual_audio.pactl("set-default-source", va.MIC_SOURCE)
     report = session.report
     assert report is not None and "this computer's sound" in report["source"]

@@ -68,26 +68,12 @@ def test_the_speaker_heard_as_the_microphone_has_an_ear_voice_span_of_zero(
     source = _source(speech_dir, speech_manifest)
     virtual_audio.pactl("set-default-source", va.SPEAKER_MONITOR)
     # a listener at 10 ms keeps the monitor delivering as a device does (test_play_times), not in late bursts
-    listener = subprocess.Popen(
-        [
-            "parec",
-            f"--device={va.SPEAKER_MONITOR}",
-            "--latency-msec=10",
-            "--format=s16le",
-            "--channels=1",
-            "--rate=8000",
-        ],
-        env=virtual_audio.env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
     try:
-        session = PracticeSession(source, record_dir=tmp_path / "rec", backend=practice_backend)
-        deadline[0] = time.monotonic() + 120
-        snaps = _run(session)
+        with virtual_audio.listening(va.SPEAKER_MONITOR):
+            session = PracticeSession(source, record_dir=tmp_path / "rec", backend=practice_backend)
+            deadline[0] = time.monotonic() + 120
+            snaps = _run(session)
     finally:
-        listener.kill()
-        listener.wait()
         virtual_audio.pactl("set-default-source", va.MIC_SOURCE)
     report = session.report
     assert report is not None

@@ -59,15 +59,22 @@ class VirtualAudio:
         recording the virtual microphone then gets nothing for 1.6-2 s, and loses it, where a real microphone
         delivers at once. A listener at 10 ms keeps it running in short blocks, as a device's clock would."""
         self.stop_clock()
-        self.clock = subprocess.Popen(
-            [
-                "parec",
-                f"--device={MIC_SINK}.monitor",
-                "--latency-msec=10",
-                "--format=s16le",
-                "--channels=1",
-                "--rate=8000",
-            ],
+        self.clock = self._listen(f"{MIC_SINK}.monitor")
+
+    @contextmanager
+    def listening(self, device: str) -> Iterator[subprocess.Popen]:
+        """A listener at 10 ms on ``device`` (a monitor) while the block runs: it delivers in short blocks, as a
+        device does, not in late bursts (``start_clock``)."""
+        listener = self._listen(device)
+        try:
+            yield listener
+        finally:
+            listener.kill()
+            listener.wait()
+
+    def _listen(self, device: str) -> subprocess.Popen:
+        return subprocess.Popen(
+            ["parec", f"--device={device}", "--latency-msec=10", "--format=s16le", "--channels=1", "--rate=8000"],
             env=self.env(),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
