@@ -279,11 +279,14 @@ def test_the_window_shadows_this_computers_sound_and_ducks_the_other_stream(
     lowered = [v for v in volumes if v is not None and v < 0.95]
     assert lowered and min(lowered) == pytest.approx(sound_server.volume_factor(session.config.duck_db), rel=0.05)
     assert max(v for v in volumes if v is not None) == pytest.approx(1.0, rel=0.01)  # and not before it spoke
-    assert not sound_server.Ducker().state_file.exists()  # restored at the end
+    assert not sound_server.state_file_path().exists()  # restored at the end
     report = session.figures.report()
     from_file = shadow_file(speech_dir / item["wav"], ShadowConfig(), shadow_models, entry=item, speech_chain=False)
-    # the bound (one word of 36: a word ending, "antecedence"); a word Whisper wrote in the quiet after the
-    # recording ("life.", "Thank you.") is dropped since speech_filter.without_quiet_tail
+    # One word of 36 over the file session (the bound), from ten sessions (Intel Xeon VM, 2026-12-05): 0.0 in
+    # two, 0.028 in eight ("antecedence"), the file session 0.0 in all. This computer's sound starts reaching the
+    # capture with its first sound, so the recognizer's steps fall at the same phase of the recording in every session,
+    # and that phase hears "antecedence": so do 4 of 10 file sessions started 0-1 s before the speech. With the duck
+    # made in one step (before the fade) the words under the 0.3 s dip after a duck were lost too: 0.083 in one of ten.
     assert wer(item["text"], report["committed_text"]) <= wer(item["text"], from_file["committed_text"]) + 0.05
     assert echo_words(report["words"], item["text"]) == [], report["committed_text"]
     assert report["ear_voice_lag_s"]["n"] > 20

