@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 ENGINE = Path(__file__).resolve().parent.parent / "engine"
-STAGES = ("asr", "tts", "pipeline", "eval", "practice", "learned", "cli", "selftest")
-ABOVE_PIPELINE = ("eval", "practice", "learned", "cli", "selftest")
+STAGES = ("asr", "tts", "pipeline", "eval", "practice", "learned", "research", "cli", "selftest")
+ABOVE_PIPELINE = ("eval", "practice", "learned", "research", "cli", "selftest")
 FORBIDDEN = {  # a module under engine/<key> may import no engine.<name> for these names (nor the app)
     "audio": STAGES,
     "metrics": STAGES,
@@ -57,3 +57,15 @@ def test_the_check_finds_an_import_inside_a_function(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
     module.write_text("def f():\n    from engine.pipeline.config import ShadowConfig\n    from engine import eval\n")
     assert {_layer_of(n) for n in _imported(module)} >= {"pipeline", "eval"}
+
+
+def test_only_engine_research_imports_simuleval() -> None:
+    """SimulEval is the optional research install: the app's own modules never need it."""
+    wrong = [
+        f"{path.relative_to(ENGINE.parent)} imports {name}"
+        for path in sorted(ENGINE.rglob("*.py"))
+        if not path.is_relative_to(ENGINE / "research")
+        for name in _imported(path)
+        if name.split(".")[0] == "simuleval"
+    ]
+    assert not wrong, "\n".join(wrong)

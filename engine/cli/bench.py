@@ -5,8 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import tempfile
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine.cli.common import (
     EXIT_OK,
@@ -22,6 +25,9 @@ from engine.cli.common import (
     voice_policy,
 )
 from engine.pipeline.presets import Preset, preset
+
+if TYPE_CHECKING:
+    from engine.pipeline.bench import SessionScorer
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +107,16 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     bench.set_defaults(func=_run_bench)
 
 
+def simuleval_scorer() -> SessionScorer | None:
+    """SimulEval's scorers for bench shadow and interpret, None (and said once) without the research install."""
+    from engine.research.simuleval_scores import session_scores, simuleval_version
+
+    if simuleval_version() is None:
+        log.info("SimulEval is not installed (scripts/setup --research): its latency figures are left out")
+        return None
+    return partial(session_scores, output=Path(tempfile.gettempdir()))
+
+
 def _run_bench(args: argparse.Namespace) -> int:
     progress = lambda text: log.info("bench %s: %s", args.stage, text)  # noqa: E731
     if args.stage not in ("shadow", "interpret", "echo") and args.cpu_slowdown != 1.0:
@@ -133,7 +149,9 @@ def _run_bench(args: argparse.Namespace) -> int:
         manifest = part_manifest(manifest, args.part)
         try:
             config = replace(slowdown_config(args.cpu_slowdown), translate_from="auto")
-            report = bench_interpret.run_bench(manifest, config=config, progress=progress, repeat=args.repeat)
+            report = bench_interpret.run_bench(
+                manifest, config=config, progress=progress, repeat=args.repeat, scorer=simuleval_scorer()
+            )
         except ValueError as exc:
             return fail(str(exc), EXIT_USAGE)
         except ImportError as exc:
@@ -200,7 +218,7 @@ def _run_bench(args: argparse.Namespace) -> int:
                         parts = (name if len(names) > 1 else None, item and item.key, policy)
                         label = " · ".join(x for x in parts if x)
                         reports[label or TINY_EN] = stage_bench.run_repeated(
-                            manifest, args.repeat, run_config, progress
+                            manifest, args.repeat, run_config, progress, simuleval_scorer()
                         )
             for label, one in reports.items():
                 if len(reports) > 1:

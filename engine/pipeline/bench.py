@@ -20,25 +20,36 @@ from engine.pipeline.summary import aggregate_reports, underrun_causes_text
 
 log = logging.getLogger(__name__)
 
+# a configuration's recordings' reports and references -> figures of another scorer (``research.simuleval_scores``)
+SessionScorer = Callable[[list[dict], list[str]], dict | None]
+SIMULEVAL = "simuleval"
+
 
 def run_bench(
     manifest: Path,
     config: ShadowConfig | None = None,
     progress: Callable[[str], None] | None = None,
     models: Models | None = None,
+    scorer: SessionScorer | None = None,
 ) -> dict:
     """Every recording through ``shadow_file``; the corpus figures are the evaluation's, so the two agree. The
-    report's ``speed_probe`` is fixed work timed on the same models just before and just after the recordings."""
+    report's ``speed_probe`` is fixed work timed on the same models just before and just after the recordings.
+    ``scorer`` adds its figures of the reports (against the transcripts) as ``simuleval``."""
     config = config or ShadowConfig()
     models = models or Models.load(config)
     entries = load_manifest(manifest)
     if not entries:
         raise ValueError(f"{manifest} lists no recordings")
-    return run_probed(models, lambda: _run_entries(manifest, entries, config, models, progress), progress)
+    return run_probed(models, lambda: _run_entries(manifest, entries, config, models, progress, scorer), progress)
 
 
 def _run_entries(
-    manifest: Path, entries: list[dict], config: ShadowConfig, models: Models, progress: Callable[[str], None] | None
+    manifest: Path,
+    entries: list[dict],
+    config: ShadowConfig,
+    models: Models,
+    progress: Callable[[str], None] | None,
+    scorer: SessionScorer | None = None,
 ) -> dict:
     reports = []
     for number, entry in enumerate(entries, 1):
@@ -47,6 +58,9 @@ def _run_entries(
         reports.append(shadow_file(entry["path"], config, models, entry=entry, voice_quality=True))
     results = {"default": aggregate_reports(reports, entries)}
     results["default"][m.WER_SPOKEN_FLOOR] = _spoken_floor(entries, config, models, progress)
+    if scorer is not None:
+        references = [e.get("translation" if config.translate_from else "text") or "" for e in entries]
+        results["default"][SIMULEVAL] = scorer(reports, references)
     conditions = sorted({e["condition"] for e in entries if e.get("condition")})
     by_condition = {
         c: aggregate_reports(
@@ -88,6 +102,7 @@ def run_repeated(
     repeat: int,
     config: ShadowConfig | None = None,
     progress: Callable[[str], None] | None = None,
+    scorer: SessionScorer | None = None,
 ) -> dict:
     """``run_bench`` ``repeat`` times with the models loaded once; a single run's report when ``repeat`` is 1."""
     if repeat < 1:
@@ -95,8 +110,10 @@ def run_repeated(
     config = config or ShadowConfig()
     models = Models.load(config)
     if repeat == 1:
-        return run_bench(manifest, config, progress, models)
-    reports = [run_bench(manifest, config, run_progress(progress, run, repeat), models) for run in range(1, repeat + 1)]
+        return run_bench(manifest, config, progress, models, scorer)
+    reports = [
+        run_bench(manifest, config, run_progress(progress, run, repeat), models, scorer) for run in range(1, repeat + 1)
+    ]
     return repeated_report(reports, summarize(reports, SHADOW_FIGURES))
 
 
@@ -182,6 +199,19 @@ def _lag_line(r: dict) -> str:
     )
 
 
+def simuleval_lines(figures: dict | None) -> list[str]:
+    """SimulEval's figures of a configuration (``research.simuleval_scores.session_scores``), a line per system."""
+    if not figures:
+        return []
+    lines = []
+    for system in ("text", "speech"):
+        values = figures.get(system) or {}
+        if values:
+            shown = "; ".join(f"{name} {value:.0f}" for name, value in values.items())
+            lines.append(f"SimulEval {figures['simuleval_version']} {system} ({figures['unit']}): {shown}")
+    return lines
+
+
 def _db(figures: dict | None, key: str) -> str:
     return "-" if not figures or figures.get(key) is None else f"{figures[key]:.2f} dB"
 
@@ -238,6 +268,7 @@ def format_table(report: dict) -> str:
             f"  {condition}: {_lag_line(c)}; underruns {c[m.UNDERRUNS]}; wer_committed "
             f"{c[m.WER_COMMITTED]:.3f}{drift_text}"
         )
+    lines.extend(simuleval_lines(r.get(SIMULEVAL)))
     lines.append(probe_text(report))
     machine = report["machine"]
     slowdown = report["config"].get("cpu_slowdown", 1.0)

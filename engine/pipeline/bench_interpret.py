@@ -22,6 +22,7 @@ from engine.metrics import describe_machine, machine_info
 from engine.metrics import names as m
 from engine.metrics.repeats import Figure, format_summary, repeated_report, run_progress, summarize
 from engine.metrics.translation import bleu, bleu_difference_interval, chrf
+from engine.pipeline.bench import SIMULEVAL, SessionScorer, simuleval_lines
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.models import Models
 from engine.pipeline.shadow import shadow_file
@@ -106,9 +107,11 @@ def run_bench(
     config: ShadowConfig | None = None,
     progress: Callable[[str], None] | None = None,
     repeat: int = 1,
+    scorer: SessionScorer | None = None,
 ) -> dict:
     """Each policy on every recording, ``repeat`` times with the models loaded and the offline translations made once;
-    a single run's report when ``repeat`` is 1, else every run's report and each policy's figures over the runs."""
+    a single run's report when ``repeat`` is 1, else every run's report and each policy's figures over the runs.
+    ``scorer`` adds its figures of each policy's reports (against the reference translations) as ``simuleval``."""
     if repeat < 1:
         raise ValueError(f"repeat must be at least 1, not {repeat}")
     entries = translation_entries(manifest)
@@ -123,7 +126,9 @@ def run_bench(
         # all take one phase repeat its luck
         phased = replace(base, step_phase_s=(run - 1) / repeat * base.step_s)
         reports.append(
-            run_probed(models, partial(_one_run, manifest, entries, policies, phased, models, offline, said), said)
+            run_probed(
+                models, partial(_one_run, manifest, entries, policies, phased, models, offline, said, scorer), said
+            )
         )
     if repeat == 1:
         return reports[0]
@@ -152,6 +157,7 @@ def _one_run(
     models: Models,
     offline: list[str],
     progress: Callable[[str], None] | None,
+    scorer: SessionScorer | None = None,
 ) -> dict:
     results: dict[str, dict] = {}
     per_recording: dict[str, dict] = {}
@@ -163,6 +169,8 @@ def _one_run(
             config = replace(base, commit=policy, translate_from=entry["lang"])
             reports.append(shadow_file(entry["path"], config, models, entry=entry, speech_chain=False))
         results[policy] = interpret_results(entries, reports, offline)
+        if scorer is not None:
+            results[policy][SIMULEVAL] = scorer(reports, [e["translation"] for e in entries])
         for entry, report, text in zip(entries, reports, offline, strict=True):
             per_recording.setdefault(
                 entry["id"], {"lang": entry["lang"], "reference": entry["translation"], "offline_translation": text}
@@ -252,6 +260,8 @@ def format_table(report: dict) -> str:
                 f"{policy}: bleu_offline - bleu {_cost_text(r[m.BLEU_OFFLINE] - r[m.BLEU], r[BLEU_COST_CI])}"
                 f", paired bootstrap over the {recordings} recordings"
             )
+    for policy, r in report["results"].items():
+        lines.extend(f"{policy}: {line}" for line in simuleval_lines(r.get(SIMULEVAL)))
     for policy, r in report["results"].items():
         if r[m.UNDERRUNS]:
             lines.append(f"{policy}: underruns {r[m.UNDERRUNS]} ({r[m.GAP_S]:.2f} s of gaps){underrun_causes_text(r)}")

@@ -150,6 +150,7 @@ class SessionFigures:
                             "source_start_s": record.source_start_s,
                             "source_end_s": record.source_end_s,
                             "commit_s": record.commit_s,
+                            "heard_s": record.heard_s,
                             "ready_s": record.ready_s,
                             "speak_start_s": record.speak_start_s,
                             "speak_end_s": record.speak_end_s,

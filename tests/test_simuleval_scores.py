@@ -1,0 +1,78 @@
+"""SimulEval's scorers on session reports (engine/research/simuleval_scores.py): the same delays as the project's own
+figures where both define them, and the played times for the voice."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("simuleval", reason="SimulEval is the research install (scripts/setup --research; CI has it)")
+
+from engine.metrics.translation import average_lagging  # noqa: E402
+from engine.research import simuleval_scores  # noqa: E402
+from engine.research.simuleval_scores import session_scores, speech_values, text_values  # noqa: E402
+
+REPORT = {
+    "audio_s_heard": 5.0,
+    "commits": [
+        {"heard_s": 1.0, "commit_s": 1.2},
+        {"heard_s": 1.0, "commit_s": 1.2},
+        {"heard_s": 2.5, "commit_s": 2.8},
+        {"heard_s": 5.3, "commit_s": 5.4},  # the last step heard past the end (its padding)
+    ],
+    "words": [
+        {"heard_s": 2.5, "ready_s": 3.0, "speak_start_s": 3.1, "speak_end_s": 3.5},
+        {"heard_s": 1.0, "ready_s": 1.5, "speak_start_s": 1.6, "speak_end_s": 2.0},
+        {"heard_s": 5.3, "ready_s": 5.6, "speak_start_s": 5.7, "speak_end_s": 6.2},
+        {"heard_s": 5.3, "ready_s": None, "speak_start_s": None, "speak_end_s": None},  # never played
+    ],
+}
+REFERENCE = "one two three four five"
+
+
+def test_text_al_is_the_projects_al_and_al_ca(tmp_path: Path) -> None:
+    figures = session_scores([REPORT], [REFERENCE], tmp_path)
+    assert figures is not None and figures["unit"] == "ms"
+    text = figures["text"]
+    heard = [min(c["heard_s"], 5.0) for c in REPORT["commits"]]
+    assert text["AL"] == pytest.approx(1000 * average_lagging(heard, 5.0, 5))
+    assert text["AL_CA"] == pytest.approx(1000 * average_lagging([c["commit_s"] for c in REPORT["commits"]], 5.0, 5))
+    assert text["StartOffset"] == pytest.approx(1000.0) and text["StartOffset_CA"] == pytest.approx(1200.0)
+    assert text["EndOffset"] == pytest.approx(0.0) and text["EndOffset_CA"] == pytest.approx(400.0)
+    assert text["LAAL"] <= text["LAAL_CA"] and text["ATD"] <= text["ATD_CA"]
+
+
+def test_speech_is_scored_on_the_played_words_in_play_order(tmp_path: Path) -> None:
+    values = speech_values(REPORT, REFERENCE)
+    assert values is not None
+    assert values["intervals"] == [
+        pytest.approx([1600.0, 400.0]),
+        pytest.approx([3100.0, 400.0]),
+        pytest.approx([5700.0, 500.0]),
+    ]
+    assert values["delays"] == pytest.approx([1000.0, 2500.0, 5000.0])  # heard past the end counts as the end
+    speech = simuleval_scores.score(simuleval_scores.SPEECH, [values], tmp_path)
+    assert speech["EndOffset"] == pytest.approx(6200.0 - 5000.0)  # the voice's last sound after the source's end
+    assert speech["StartOffset"] == pytest.approx(1000.0) and speech["StartOffset_CA"] == pytest.approx(1500.0)
+
+
+def test_a_word_spoken_before_its_commit_counts_from_when_it_was_ready() -> None:
+    report = {**REPORT, "words": [{"heard_s": 2.0, "ready_s": 1.7, "speak_start_s": 1.8, "speak_end_s": 2.1}]}
+    values = speech_values(report, REFERENCE)
+    assert values is not None and values["delays"] == pytest.approx([1700.0])
+
+
+def test_nothing_committed_or_spoken_is_left_out(tmp_path: Path) -> None:
+    silent = {"audio_s_heard": 3.0, "commits": [], "words": []}
+    assert text_values(silent, REFERENCE) is None and speech_values(silent, REFERENCE) is None
+    figures = session_scores([silent, REPORT], [REFERENCE, REFERENCE], tmp_path)
+    assert figures is not None and figures["text"] == session_scores([REPORT], [REFERENCE], tmp_path)["text"]
+    assert session_scores([silent], [REFERENCE], tmp_path)["text"] == {}  # type: ignore[index]
+
+
+def test_without_simuleval_there_are_no_figures(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setitem(sys.modules, "simuleval", None)  # the app's own install
+    assert simuleval_scores.simuleval_version() is None
+    assert session_scores([REPORT], [REFERENCE], tmp_path) is None
