@@ -76,3 +76,40 @@ def test_without_simuleval_there_are_no_figures(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setitem(sys.modules, "simuleval", None)  # the app's own install
     assert simuleval_scores.simuleval_version() is None
     assert session_scores([REPORT], [REFERENCE], tmp_path) is None
+
+
+class _Recognizer:
+    """Records what the agent's listener hands the recognizer."""
+
+    def __init__(self) -> None:
+        self.samples = 0
+        self.steps: list[str] = []
+
+    def insert_audio(self, audio: object) -> None:
+        self.samples += len(audio)  # type: ignore[arg-type]
+
+    def step(self, now_s: float) -> object:
+        self.steps.append("step")
+        return type("Result", (), {"committed": []})()
+
+    def finish(self, now_s: float) -> object:
+        self.steps.append("finish")
+        word = type("Word", (), {"text": "end."})()
+        return type("Result", (), {"committed": [word]})()
+
+
+def test_the_agents_listener_steps_every_step_of_source_at_16_khz() -> None:
+    from engine.pipeline.config import ShadowConfig
+    from engine.research.simuleval_agents import _Listener
+
+    recognizer = _Recognizer()
+    models = type("Models", (), {"recognizer": lambda self, config: recognizer})()
+    listener = _Listener(models, ShadowConfig(min_step_s=0.3))  # type: ignore[arg-type]
+    rate, source = 44_100, []
+    said = []
+    for _ in range(10):  # ten 100 ms segments of a 44.1 kHz source
+        source += [0.0] * 4410
+        said.append(listener.words(source, rate, finished=False))
+    assert said == [None, None, [], None, None, [], None, None, [], None]  # a step per 0.3 s of source
+    assert listener.words(source, rate, finished=True) == ["end."] and recognizer.steps[-1] == "finish"
+    assert recognizer.samples == pytest.approx(16_000, abs=2)  # one second, resampled

@@ -32,7 +32,7 @@ from simuleval.evaluator.scorers.quality_scorer import (
 
 from engine.asr.backend import SAMPLE_RATE
 from engine.asr.streaming import StreamingRecognizer
-from engine.audio.resample import resample
+from engine.audio.resample import StreamResampler
 from engine.metrics.translation import normalize_for_bleu
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.models import Models
@@ -87,6 +87,7 @@ class _Listener:
         self.recognizer: StreamingRecognizer = models.recognizer(config)
         self.taken = 0  # samples of the source already handed to the recognizer
         self.stepped = 0  # samples at the last step
+        self.resampler: StreamResampler | None = None
 
     def words(self, source: list[float], rate: int, finished: bool) -> list[str] | None:
         """The words the next step commits, None when no step is due (less than a step of new source)."""
@@ -95,8 +96,11 @@ class _Listener:
             return None
         new = np.asarray(source[self.taken :], np.float32)
         self.taken = len(source)
+        if self.resampler is None:
+            self.resampler = StreamResampler(rate, SAMPLE_RATE)
+        new = self.resampler.process(new, last=finished)
         if new.size:
-            self.recognizer.insert_audio(new if rate == SAMPLE_RATE else resample(new, rate, SAMPLE_RATE))
+            self.recognizer.insert_audio(new)
         self.stepped = len(source)
         result = self.recognizer.finish(now_s=0.0) if finished else self.recognizer.step(now_s=0.0)
         return [w.text for w in result.committed]
