@@ -59,9 +59,8 @@ def _instances(output: Path) -> list[dict]:
 
 def test_the_speech_to_text_agent_transcribes_in_simuleval(tmp_path: Path, speech_dir: Path) -> None:
     rows = _shortest(speech_dir / "manifest.jsonl", 3)
-    source, target = _lists(tmp_path, speech_dir, rows, "text")
     out = tmp_path / "s2t"
-    common = ["--source", str(source), "--target", str(target), "--source-segment-size", "100", "--normalize-output"]
+    common = [*_lists(tmp_path, speech_dir, rows, "text"), "--normalize-output"]
     quality = ["--quality-metrics", "BLEU", "WER"]
     aware = _simuleval(
         "--agent-class", AGENTS + "LiveshadowSpeechToText", *common, *quality, "--computation-aware", output=out
@@ -80,19 +79,13 @@ def test_the_speech_to_text_agent_transcribes_in_simuleval(tmp_path: Path, speec
 
 def test_the_speech_to_speech_agent_speaks_in_simuleval(tmp_path: Path, speech_dir: Path) -> None:
     rows = _shortest(speech_dir / "manifest.jsonl", 3)
-    source, target = _lists(tmp_path, speech_dir, rows, "text")
     out = tmp_path / "s2s"
     scores = _simuleval(
         "--user-dir",
         PLUGIN,
         "--agent-class",
         AGENTS + "LiveshadowSpeechToSpeech",
-        "--source",
-        str(source),
-        "--target",
-        str(target),
-        "--source-segment-size",
-        "100",
+        *_lists(tmp_path, speech_dir, rows, "text"),
         "--computation-aware",
         "--quality-metrics",
         "WHISPER_BASE_ASR_BLEU",
@@ -111,19 +104,13 @@ def test_the_speech_to_speech_agent_speaks_in_simuleval(tmp_path: Path, speech_d
 
 def test_the_speech_to_text_agent_interprets_in_simuleval(tmp_path: Path, speech_xx_dir: Path) -> None:
     rows = _shortest(speech_xx_dir / "manifest.jsonl", 3, lang="es")
-    source, target = _lists(tmp_path, speech_xx_dir, rows, "translation")
     scores = _simuleval(
         "--agent-class",
         AGENTS + "LiveshadowSpeechToText",
         "--source-lang",
         "es",
         "--normalize-output",
-        "--source",
-        str(source),
-        "--target",
-        str(target),
-        "--source-segment-size",
-        "100",
+        *_lists(tmp_path, speech_xx_dir, rows, "translation"),
         output=tmp_path / "es",
     )
     assert scores["BLEU"] > 20, scores  # three Spanish sentences (74 on the Xeon, 2026-12-06)

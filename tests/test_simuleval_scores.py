@@ -58,10 +58,15 @@ def test_speech_is_scored_on_the_played_words_in_play_order(tmp_path: Path) -> N
     assert speech["StartOffset"] == pytest.approx(1000.0) and speech["StartOffset_CA"] == pytest.approx(1500.0)
 
 
-def test_a_word_spoken_before_its_commit_counts_from_when_it_was_ready() -> None:
-    report = {**REPORT, "words": [{"heard_s": 2.0, "ready_s": 1.7, "speak_start_s": 1.8, "speak_end_s": 2.1}]}
-    values = speech_values(report, REFERENCE)
-    assert values is not None and values["delays"] == pytest.approx([1700.0])
+def test_a_spoken_word_counts_from_the_last_step_before_its_audio() -> None:
+    """A word waits for its lookahead (made after the next commit), or is made ahead from tentative words: its delay
+    is the source heard at the last step before its audio was made."""
+    words = [
+        {"heard_s": 1.0, "ready_s": 3.0, "speak_start_s": 3.1, "speak_end_s": 3.4},  # made after the 2.8 s commit
+        {"heard_s": 5.3, "ready_s": 4.0, "speak_start_s": 4.1, "speak_end_s": 4.4},  # made before its own commit
+    ]
+    values = speech_values({**REPORT, "words": words}, REFERENCE)
+    assert values is not None and values["delays"] == pytest.approx([2500.0, 2500.0])
 
 
 def test_nothing_committed_or_spoken_is_left_out(tmp_path: Path) -> None:

@@ -106,61 +106,67 @@ class _Listener:
         return [w.text for w in result.committed]
 
 
-class LiveshadowSpeechToText(SpeechToTextAgent):
-    """The streaming recognizer and its commit policy; writes each step's committed words."""
+class _Listening:
+    """What both agents share: the session's models, loaded once, and a fresh listener for each recording."""
+
+    states: Any  # SimulEval's AgentStates, set by the agent class
 
     def __init__(self, args: Namespace) -> None:
-        self.normalize = bool(getattr(args, "normalize_output", False))
         self.config = session_config(args)
         self.models = _load(self.config)
         self.listener: _Listener | None = None
-        super().__init__(args)
+        super().__init__(args)  # type: ignore[call-arg]  # SimulEval's agent, next in the order
 
     @staticmethod
     def add_args(parser: ArgumentParser) -> None:
         add_liveshadow_args(parser)
 
     def reset(self) -> None:
-        super().reset()
+        super().reset()  # type: ignore[misc]
         self.listener = _Listener(self.models, self.config)
 
-    def policy(self) -> Action:
+    def heard(self) -> list[str] | None:
+        """The words the source so far lets the recognizer commit (None: no step due)."""
         assert self.listener is not None
+        states = self.states
+        return self.listener.words(states.source, states.source_sample_rate or SAMPLE_RATE, states.source_finished)
+
+
+class LiveshadowSpeechToText(_Listening, SpeechToTextAgent):
+    """The streaming recognizer and its commit policy; writes each step's committed words."""
+
+    def __init__(self, args: Namespace) -> None:
+        self.normalize = bool(getattr(args, "normalize_output", False))
+        super().__init__(args)
+
+    def policy(self) -> Action:
         finished = self.states.source_finished
-        words = self.listener.words(self.states.source, self.states.source_sample_rate or SAMPLE_RATE, finished)
+        words = self.heard()
         if words is None or (not words and not finished):
             return ReadAction()
         text = " ".join(words)
         return WriteAction(normalize_for_bleu(text) if self.normalize else text, finished=finished)
 
 
-class LiveshadowSpeechToSpeech(SpeechToSpeechAgent):
+class LiveshadowSpeechToSpeech(_Listening, SpeechToSpeechAgent):
     """The recognizer and the incremental voice: each step's committed words go to the voice, and the audio its
     lookahead lets it make is written at once."""
 
     def __init__(self, args: Namespace) -> None:
-        self.config = session_config(args)
-        self.models = _load(self.config)
-        self.listener: _Listener | None = None
         self.synthesizer: IncrementalSynthesizer | None = None
         super().__init__(args)
 
-    @staticmethod
-    def add_args(parser: ArgumentParser) -> None:
-        add_liveshadow_args(parser)
-
     def reset(self) -> None:
         super().reset()
-        self.listener = _Listener(self.models, self.config)
         warnings: list[str] = []
         self.synthesizer = build_voice_stage(self.config, self.models.voice, warnings).synthesizer
         for warning in warnings:
             log.warning("%s", warning)
 
     def policy(self) -> Action:
-        assert self.listener is not None and self.synthesizer is not None
+        assert self.synthesizer is not None
         finished = self.states.source_finished
-        words = self.listener.words(self.states.source, self.states.source_sample_rate or SAMPLE_RATE, finished)
+        words = self.heard()
         if words is None:
             return ReadAction()
         pieces = self.synthesizer.feed(words) if words else []

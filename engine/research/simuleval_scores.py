@@ -6,9 +6,10 @@ A session gives two systems' outputs, each scored as SimulEval scores that kind 
   (``heard_s``), its computation-aware delay (``_CA``) the compute-aware clock's time of that commit (``commit_s``):
   the delays ``al_s`` and ``al_ca_s`` take (METRICS.md).
 - ``speech``: the voice, a speech-to-speech system's. Each spoken word is one output segment as played: its delay
-  the source heard when it was committed, its ``_CA`` delay when its audio was ready, its duration and interval the
-  times it played (SimulEval's ``intervals``, from which ``EndOffset`` is measured). The played word times stand in
-  for the forced alignment (MFA) SimulEval's ``_SpeechAlign`` scorers need: the voice knows them.
+  the source heard at the last recognizer step before its audio was made (the voice's lookahead waits for the words
+  after it), its ``_CA`` delay when its audio was ready, its duration and interval the times it played
+  (SimulEval's ``intervals``, from which ``EndOffset`` is measured). The played word times stand in for the forced
+  alignment (MFA) SimulEval's ``_SpeechAlign`` scorers need: the voice knows them.
 
 SimulEval's ``_CA`` in its own harness adds the agent's cumulative compute to the source read so far (it feeds the
 source as fast as the agent takes it); here the times are the session's, on a clock on which compute overlaps the
@@ -65,11 +66,15 @@ def speech_values(report: dict[str, Any], reference: str) -> dict[str, Any] | No
     )
     if not words or source_s <= 0:
         return None
+    commits = sorted(
+        (c["commit_s"], min(c["heard_s"], source_s)) for c in report.get("commits", []) if c.get("heard_s") is not None
+    )
     delays, elapsed = [], []
     for w in words:
         ready = w.get("ready_s") if w.get("ready_s") is not None else w["speak_start_s"]
-        heard = min(w["heard_s"], source_s, ready)  # a word spoken from tentative words was ready before its commit
-        delays.append(1000.0 * heard)
+        # the source heard at the last step before its audio was made: the voice's lookahead waits for later words
+        heard = [h for at, h in commits if at <= ready]
+        delays.append(1000.0 * (max(heard) if heard else min(w["heard_s"], source_s, ready)))
         elapsed.append(1000.0 * ready)
     durations = [1000.0 * (w["speak_end_s"] - w["speak_start_s"]) for w in words]
     return {
