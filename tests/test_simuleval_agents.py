@@ -34,14 +34,23 @@ def _shortest(manifest: Path, count: int, **match: str) -> list[dict]:
     return sorted(rows, key=lambda r: r["duration_s"])[:count]
 
 
-def _lists(tmp_path: Path, folder: Path, rows: list[dict], key: str) -> tuple[Path, Path]:
-    """SimulEval's lists of ``rows`` by ``simuleval_lists``, the references normalized as bench interpret's BLEU."""
+def _lists(tmp_path: Path, folder: Path, rows: list[dict], key: str) -> list[str]:
+    """SimulEval's options for the lists of ``rows`` (made by ``simuleval_lists``, the references normalized as bench
+    interpret's BLEU), fed in 100 ms segments."""
     manifest = tmp_path / "manifest.jsonl"
     manifest.write_text(
         "".join(json.dumps({**r, "wav": str(folder / r["wav"])}) + "\n" for r in rows), encoding="utf-8"
     )
-    assert write_lists(manifest, tmp_path / "lists", reference=key, normalize=True) == len(rows)
-    return tmp_path / "lists" / "source.txt", tmp_path / "lists" / "target.txt"
+    lists = tmp_path / "lists"
+    assert write_lists(manifest, lists, reference=key, normalize=True) == len(rows)
+    return [
+        "--source",
+        str(lists / "source.txt"),
+        "--target",
+        str(lists / "target.txt"),
+        "--source-segment-size",
+        "100",
+    ]
 
 
 def _simuleval(*args: str, output: Path) -> dict[str, float]:
