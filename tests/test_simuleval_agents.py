@@ -138,7 +138,7 @@ def test_bench_interpret_gives_simulevals_al_ca_beside_its_own(tmp_path: Path, s
     report = bench_interpret.run_bench(
         _one_recording(tmp_path, speech_xx_dir, row),
         policies=("la2",),
-        scorer=lambda reports, refs: session_scores(reports, refs, tmp_path),
+        scorer=session_scores,
     )
     r = report["results"]["la2"]
     figures = r[bench.SIMULEVAL]
@@ -154,7 +154,7 @@ def test_bench_shadow_gives_simulevals_figures(tmp_path: Path, speech_dir: Path)
     row = _shortest(speech_dir / "manifest.jsonl", 1)[0]
     report = bench.run_bench(
         _one_recording(tmp_path, speech_dir, row),
-        scorer=lambda reports, refs: session_scores(reports, refs, tmp_path),
+        scorer=session_scores,
     )
     figures = report["results"]["default"][bench.SIMULEVAL]
     assert figures["text"]["StartOffset"] <= figures["text"]["StartOffset_CA"] < figures["speech"]["StartOffset_CA"]

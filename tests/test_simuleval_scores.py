@@ -4,7 +4,6 @@ figures where both define them, and the played times for the voice."""
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -32,8 +31,8 @@ REPORT = {
 REFERENCE = "one two three four five"
 
 
-def test_text_al_is_the_projects_al_and_al_ca(tmp_path: Path) -> None:
-    figures = session_scores([REPORT], [REFERENCE], tmp_path)
+def test_text_al_is_the_projects_al_and_al_ca() -> None:
+    figures = session_scores([REPORT], [REFERENCE])
     assert figures is not None and figures["unit"] == "ms"
     text = figures["text"]
     heard = [min(c["heard_s"], 5.0) for c in REPORT["commits"]]
@@ -44,7 +43,7 @@ def test_text_al_is_the_projects_al_and_al_ca(tmp_path: Path) -> None:
     assert text["LAAL"] <= text["LAAL_CA"] and text["ATD"] <= text["ATD_CA"]
 
 
-def test_speech_is_scored_on_the_played_words_in_play_order(tmp_path: Path) -> None:
+def test_speech_is_scored_on_the_played_words_in_play_order() -> None:
     values = speech_values(REPORT, REFERENCE)
     assert values is not None
     assert values["intervals"] == [
@@ -53,7 +52,7 @@ def test_speech_is_scored_on_the_played_words_in_play_order(tmp_path: Path) -> N
         pytest.approx([5700.0, 500.0]),
     ]
     assert values["delays"] == pytest.approx([1000.0, 2500.0, 5000.0])  # heard past the end counts as the end
-    speech = simuleval_scores.score(simuleval_scores.SPEECH, [values], tmp_path)
+    speech = simuleval_scores.score(simuleval_scores.SPEECH, [values])
     assert speech["EndOffset"] == pytest.approx(6200.0 - 5000.0)  # the voice's last sound after the source's end
     assert speech["StartOffset"] == pytest.approx(1000.0) and speech["StartOffset_CA"] == pytest.approx(1500.0)
 
@@ -69,18 +68,18 @@ def test_a_spoken_word_counts_from_the_last_step_before_its_audio() -> None:
     assert values is not None and values["delays"] == pytest.approx([2500.0, 2500.0])
 
 
-def test_nothing_committed_or_spoken_is_left_out(tmp_path: Path) -> None:
+def test_nothing_committed_or_spoken_is_left_out() -> None:
     silent = {"audio_s_heard": 3.0, "commits": [], "words": []}
     assert text_values(silent, REFERENCE) is None and speech_values(silent, REFERENCE) is None
-    figures = session_scores([silent, REPORT], [REFERENCE, REFERENCE], tmp_path)
-    assert figures is not None and figures["text"] == session_scores([REPORT], [REFERENCE], tmp_path)["text"]
-    assert session_scores([silent], [REFERENCE], tmp_path)["text"] == {}  # type: ignore[index]
+    figures = session_scores([silent, REPORT], [REFERENCE, REFERENCE])
+    assert figures is not None and figures["text"] == session_scores([REPORT], [REFERENCE])["text"]
+    assert session_scores([silent], [REFERENCE])["text"] == {}  # type: ignore[index]
 
 
-def test_without_simuleval_there_are_no_figures(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_without_simuleval_there_are_no_figures(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "simuleval", None)  # the app's own install
     assert simuleval_scores.simuleval_version() is None
-    assert session_scores([REPORT], [REFERENCE], tmp_path) is None
+    assert session_scores([REPORT], [REFERENCE]) is None
 
 
 class _Recognizer:

@@ -5,9 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import tempfile
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -114,7 +112,7 @@ def simuleval_scorer() -> SessionScorer | None:
     if simuleval_version() is None:
         log.info("SimulEval is not installed (scripts/setup --research): its latency figures are left out")
         return None
-    return partial(session_scores, output=Path(tempfile.gettempdir()))
+    return session_scores
 
 
 def _run_bench(args: argparse.Namespace) -> int:
@@ -149,8 +147,9 @@ def _run_bench(args: argparse.Namespace) -> int:
         manifest = part_manifest(manifest, args.part)
         try:
             config = replace(slowdown_config(args.cpu_slowdown), translate_from="auto")
+            scorer = simuleval_scorer()
             report = bench_interpret.run_bench(
-                manifest, config=config, progress=progress, repeat=args.repeat, scorer=simuleval_scorer()
+                manifest, config=config, progress=progress, repeat=args.repeat, scorer=scorer
             )
         except ValueError as exc:
             return fail(str(exc), EXIT_USAGE)
@@ -206,6 +205,7 @@ def _run_bench(args: argparse.Namespace) -> int:
                 return fail(str(exc), EXIT_USAGE)
             from engine.eval.runner import tts_config
 
+            scorer = simuleval_scorer()
             reports = {}
             preset_choices: list[Preset | None] = [*presets] or [None]
             policy_choices: list[str | None] = [*policies] or [None]
@@ -218,7 +218,7 @@ def _run_bench(args: argparse.Namespace) -> int:
                         parts = (name if len(names) > 1 else None, item and item.key, policy)
                         label = " · ".join(x for x in parts if x)
                         reports[label or TINY_EN] = stage_bench.run_repeated(
-                            manifest, args.repeat, run_config, progress, simuleval_scorer()
+                            manifest, args.repeat, run_config, progress, scorer
                         )
             for label, one in reports.items():
                 if len(reports) > 1:

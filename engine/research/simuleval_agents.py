@@ -83,15 +83,14 @@ class _Listener:
     """The streaming recognizer over the source SimulEval hands the agent, a step per ``step_s`` of it."""
 
     def __init__(self, models: Models, config: ShadowConfig) -> None:
-        self.models, self.config = models, config
+        self.config = config
         self.recognizer: StreamingRecognizer = models.recognizer(config)
-        self.taken = 0  # samples of the source already handed to the recognizer
-        self.stepped = 0  # samples at the last step
+        self.taken = 0  # samples of the source handed to the recognizer, all at the last step
         self.resampler: StreamResampler | None = None
 
     def words(self, source: list[float], rate: int, finished: bool) -> list[str] | None:
         """The words the next step commits, None when no step is due (less than a step of new source)."""
-        due = len(source) - self.stepped >= self.config.step_s * rate
+        due = len(source) - self.taken >= self.config.step_s * rate
         if not (due or finished):
             return None
         new = np.asarray(source[self.taken :], np.float32)
@@ -101,7 +100,6 @@ class _Listener:
         new = self.resampler.process(new, last=finished)
         if new.size:
             self.recognizer.insert_audio(new)
-        self.stepped = len(source)
         result = self.recognizer.finish(now_s=0.0) if finished else self.recognizer.step(now_s=0.0)
         return [w.text for w in result.committed]
 

@@ -19,10 +19,10 @@ arriving speech as it does live. Figures are SimulEval's: milliseconds, the mean
 from __future__ import annotations
 
 import logging
+import tempfile
 from argparse import Namespace
 from collections.abc import Sequence
 from importlib import metadata
-from pathlib import Path
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -87,7 +87,7 @@ def speech_values(report: dict[str, Any], reference: str) -> dict[str, Any] | No
     }
 
 
-def _instance(kind: str, index: int, values: dict[str, Any], output: Path) -> Any:
+def _instance(kind: str, index: int, values: dict[str, Any]) -> Any:
     """A SimulEval instance of ``kind`` holding ``values``, as its scorers take one."""
     from simuleval.evaluator.instance import SpeechOutputInstance, TextOutputInstance
 
@@ -96,7 +96,8 @@ def _instance(kind: str, index: int, values: dict[str, Any], output: Path) -> An
     class Scored(base):  # type: ignore[misc, valid-type]
         source_length = 0.0  # a number here, not the source audio's property
 
-    instance = Scored(index, None, Namespace(eval_latency_unit="word", output=str(output)))
+    # a speech instance wants an output folder for the wave it would write; scoring writes none
+    instance = Scored(index, None, Namespace(eval_latency_unit="word", output=tempfile.gettempdir()))
     for name, value in values.items():
         setattr(instance, name, value)
     instance.prediction_list = values["delays"]  # one entry per output segment, as the scorers count them
@@ -104,12 +105,12 @@ def _instance(kind: str, index: int, values: dict[str, Any], output: Path) -> An
     return instance
 
 
-def score(kind: str, recordings: Sequence[dict[str, Any] | None], output: Path) -> dict[str, float]:
+def score(kind: str, recordings: Sequence[dict[str, Any] | None]) -> dict[str, float]:
     """SimulEval's ``METRICS`` and their ``_CA`` forms over ``recordings`` (``text_values`` or ``speech_values``,
     None ones left out), each the mean over recordings in ms as SimulEval's scores give it; {} without any."""
     from simuleval.evaluator.scorers import get_scorer_class
 
-    instances = {i: _instance(kind, i, v, output) for i, v in enumerate(r for r in recordings if r is not None)}
+    instances = {i: _instance(kind, i, v) for i, v in enumerate(r for r in recordings if r is not None)}
     if not instances:
         return {}
     figures = {}
@@ -120,9 +121,9 @@ def score(kind: str, recordings: Sequence[dict[str, Any] | None], output: Path) 
     return figures
 
 
-def session_scores(reports: Sequence[dict[str, Any]], references: Sequence[str], output: Path) -> dict[str, Any] | None:
+def session_scores(reports: Sequence[dict[str, Any]], references: Sequence[str]) -> dict[str, Any] | None:
     """Both systems' SimulEval figures over one configuration's recordings, with the version that scored them; None
-    without SimulEval installed. ``output``: a scratch folder (SimulEval's speech instances want one)."""
+    without SimulEval installed."""
     version = simuleval_version()
     if version is None:
         return None
@@ -131,6 +132,6 @@ def session_scores(reports: Sequence[dict[str, Any]], references: Sequence[str],
     return {
         "simuleval_version": version,
         "unit": "ms",
-        TEXT: score(TEXT, [text_values(r, ref) for r, ref in pairs], output),
-        SPEECH: score(SPEECH, [speech_values(r, ref) for r, ref in pairs], output),
+        TEXT: score(TEXT, [text_values(r, ref) for r, ref in pairs]),
+        SPEECH: score(SPEECH, [speech_values(r, ref) for r, ref in pairs]),
     }
