@@ -76,12 +76,19 @@ def test_the_canceller_removes_a_known_echo_path(method: str, erle: float) -> No
         canceller.process(near[:10], far[:11])
 
 
+def _double_talk(quiet_db: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The speaker over the voice's echo (1.5 s phrases, 0.5 s pauses), the microphone ``quiet_db`` down; the voice
+    played at its own level: the far end, the speaker as heard, the echo as heard."""
+    far, speaker = _speechlike(10.0, 2), _speechlike(10.0, 7)
+    speaker[(np.arange(speaker.size) % (2 * RATE)) >= 1.5 * RATE] = 0.0
+    down = np.float32(10 ** (-quiet_db / 20))
+    return far, speaker * down, _room_echo(far) * down
+
+
 def test_the_kalman_canceller_keeps_the_speaker_through_double_talk() -> None:
     """The speaker talks through the voice, pausing between phrases (shadowing): the echo goes, the speaker stays as
     they were."""
-    far, speaker = _speechlike(10.0, 2), _speechlike(10.0, 7)
-    speaker[(np.arange(speaker.size) % (2 * RATE)) >= 1.5 * RATE] = 0.0  # 1.5 s phrases, 0.5 s pauses
-    echo = _room_echo(far)
+    far, speaker, echo = _double_talk(0.0)
     canceller = EchoCanceller("kalman")
     out = canceller.process(speaker + echo, far)[canceller.delay_samples :]  # 20 ms late: aligned with the input
     late = slice(5 * RATE, out.size)
@@ -89,6 +96,70 @@ def test_the_kalman_canceller_keeps_the_speaker_through_double_talk() -> None:
     assert erle_db(echo[late], left) > 10
     kept = speech_level(out[late]) / speech_level(speaker[late])
     assert 0.9 < kept < 1.1
+    assert canceller.raised_db == 0.0  # a microphone at the usual level is not touched
+
+
+def test_a_quiet_microphone_is_raised_and_keeps_the_speaker_through_double_talk(monkeypatch) -> None:
+    """The same 40 dB down (speech about -65 dBFS): the filter's prior, set for the usual level, would let it take
+    the speaker for echo (measured: 6 dB of the echo and the speaker's changes left, against 14 raised)."""
+    from engine.audio import echo_scale
+
+    far, speaker, echo = _double_talk(40.0)
+
+    def left_db() -> tuple[float, float]:
+        canceller = EchoCanceller("kalman")
+        out = canceller.process(speaker + echo, far)[canceller.delay_samples :]
+        late = slice(5 * RATE, out.size)
+        return erle_db(echo[late], out[late] - speaker[late]), canceller.raised_db
+
+    raised, steps = left_db()
+    assert raised > 10 and steps >= 24, (raised, steps)
+    monkeypatch.setattr(echo_scale, "QUIET_PEAK_DBFS", -300.0)  # never raised
+    unraised, steps = left_db()
+    assert unraised < 8 and steps == 0, unraised
+
+
+def test_the_input_scale_raises_a_quiet_microphone_in_steps_and_lowers_it_when_it_is_loud_again() -> None:
+    from engine.audio.echo_scale import STEP_DB, TARGET_PEAK_DBFS, InputScale
+
+    def feed(scale: InputScale, audio: np.ndarray) -> list[float]:
+        return [scale.observe(audio[i : i + BLOCK]) for i in range(0, audio.size - BLOCK + 1, BLOCK)]
+
+    loud = _speechlike(4.0, 3)
+    scale = InputScale()
+    assert scale.waiting  # the filter waits for a first level ...
+    scale.observe(loud[:BLOCK] * np.float32(0.01))
+    assert scale.waiting
+    scale.observe(loud[:BLOCK])
+    assert not scale.waiting  # ... unless it heard a block at the usual level
+    assert set(feed(scale, loud)) == {1.0} and scale.gain == 1.0
+    quiet = np.concatenate([loud] * 3) * np.float32(10 ** (-40 / 20))  # longer than the window of loud blocks
+    factors = [f for f in feed(scale, quiet) if f != 1.0]
+    assert factors and all(f > 1 for f in factors) and scale.raised_db % STEP_DB == 0 and 30 <= scale.raised_db <= 48
+    peak = 10 * np.log10(np.percentile(np.square(quiet * scale.gain).reshape(-1, BLOCK).mean(axis=1), 95))
+    assert TARGET_PEAK_DBFS - STEP_DB <= peak <= TARGET_PEAK_DBFS + STEP_DB
+    feed(scale, np.concatenate([loud] * 3))  # the loud blocks fill the window again
+    assert scale.gain == 1.0
+
+
+def test_a_filter_raised_before_it_heard_anything_and_lowered_again_is_as_unsure_as_a_new_one() -> None:
+    """The silence before the speaker starts is quiet: the microphone is raised, then lowered when they talk. A
+    filter that learned nothing meanwhile keeps its prior; one that learned a path scales it with the level."""
+    from engine.audio.kalman_echo import KalmanEchoFilter
+
+    new = KalmanEchoFilter()
+    prior = new.state()[1].copy()
+    new.rescale(64.0)
+    new.rescale(1 / 64.0)
+    assert np.allclose(new.state()[1], prior)
+    far = _speechlike(4.0, 2)
+    near = _room_echo(far)
+    learned = KalmanEchoFilter()
+    for i in range(0, far.size, BLOCK):
+        learned.block(near[i : i + BLOCK], far[i : i + BLOCK])
+    path, doubt = (a.copy() for a in learned.state())
+    learned.rescale(4.0)
+    assert np.allclose(learned.state()[0], 4.0 * path) and np.all(learned.state()[1] <= np.maximum(16 * doubt, prior))
 
 
 def test_a_new_filter_expects_a_room_and_learns_it_sooner_in_double_talk(monkeypatch) -> None:

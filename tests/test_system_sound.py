@@ -18,7 +18,7 @@ from tests import virtual_audio as va
 
 pytestmark = pytest.mark.audio
 RECORDING = "ls_2412-153948-0000"  # 11.7 s
-CANCELLED_RECORDING = "librivox_sonnet002"  # 51 s, 115 words: one word is 0.009 of WER
+CANCELLED_RECORDING = "librivox_sonnet002"  # 51 s, 115 words: the recording of the sonnet_file_session fixture
 DUCK_DB = 15.0
 
 
@@ -80,7 +80,7 @@ def test_a_duck_left_by_a_killed_session_is_restored_at_the_next_start(virtual_a
 
 
 def test_with_the_voice_on_the_output_heard_its_own_sound_is_cancelled(
-    virtual_audio, shadow_models, speech_dir, speech_manifest
+    virtual_audio, shadow_models, speech_dir, speech_manifest, sonnet_file_session
 ) -> None:
     """Another application plays a recording on the virtual speaker, liveshadow hears that speaker's monitor and
     speaks on the same speaker: the voice's exact samples are cancelled from what it hears, so it commits the
@@ -90,7 +90,6 @@ def test_with_the_voice_on_the_output_heard_its_own_sound_is_cancelled(
     from engine.pipeline.bench_echo import echo_words
     from engine.pipeline.records import State
     from engine.pipeline.session import ShadowSession
-    from engine.pipeline.shadow import shadow_file
     from engine.pipeline.sources import ducked
 
     entry = next(e for e in speech_manifest if e["id"] == CANCELLED_RECORDING)
@@ -111,7 +110,7 @@ def test_with_the_voice_on_the_output_heard_its_own_sound_is_cancelled(
     assert session.state == State.DONE, session.error
     report = session.figures.report()
     assert report["echo"]["path"] == "digital" and report["echo"]["echo_only_s"] > 0
-    from_file = shadow_file(wav, ShadowConfig(), shadow_models, entry=entry, speech_chain=False)
+    from_file = sonnet_file_session
     # Against the file session at its one step phase (0.115; over ten phases the file session gives 0.082-0.123).
     # Fifteen live sessions (Intel Xeon VM, 2026-12-05 and -06): -0.017 to +0.065 of it, no echo word; one more at
     # +0.19, its words not kept. The live route costs up to six of the sonnet's 115 words that the file session

@@ -21,9 +21,11 @@ from __future__ import annotations
 import logging
 import time
 from types import ModuleType
+from typing import cast
 
 import numpy as np
 
+from engine.audio.echo_scale import InputScale
 from engine.audio.kalman_echo import BLOCK, KalmanEchoFilter, ResidualGate, ResidualSuppressor
 
 log = logging.getLogger(__name__)
@@ -31,6 +33,12 @@ log = logging.getLogger(__name__)
 RATE = 16000
 METHODS = ("kalman", "webrtc")
 WEBRTC_FRAME = RATE // 100  # AEC3 works on 10 ms frames
+# a reference block louder than this (-80 dBFS) is the voice playing: only then is the microphone's level followed
+# (``echo_scale``), so the silence before the speaker starts and their pauses while the voice is quiet do not count
+PLAYING = 1e-8
+# what a canceller learned of a path, at the microphone's own level: the path, its doubt, and how far the microphone
+# was raised when it was learned (``EchoCanceller.state``)
+LearnedPath = tuple[np.ndarray, np.ndarray, int]
 
 
 class EchoCancellerError(RuntimeError):
@@ -64,6 +72,11 @@ class EchoCanceller:
         self._filter = KalmanEchoFilter.for_path(path, RATE) if method == "kalman" else None
         self._suppressor = ResidualSuppressor() if method == "kalman" else None
         self._gate = ResidualGate() if method == "kalman" else None
+        # a quiet microphone raised to the level the filter's constants expect (``echo_scale``); a digital copy of
+        # the voice is at full level whatever the microphone
+        self._scale = InputScale() if method == "kalman" and path == "room" else None
+        # how far the session whose path this one started from had raised its microphone (None: started cold)
+        self._restored_steps: int | None = None
         self._apm = None
         self._ns = None
         if method == "webrtc":
@@ -115,15 +128,28 @@ class EchoCanceller:
         """How much of the output was silenced as nothing but the echo's remains."""
         return self._gate.gated_blocks * BLOCK / RATE if self._gate is not None else 0.0
 
+    @property
+    def raised_db(self) -> float:
+        """How much a quiet microphone is raised before the filter (``echo_scale``), now."""
+        return self._scale.raised_db if self._scale is not None else 0.0
+
     def state(self) -> object | None:
-        """What the canceller learned of the echo path (None for the WebRTC canceller, which keeps its own)."""
-        return self._filter.state() if self._filter is not None else None
+        """What the canceller learned of the echo path at the microphone's own level (None for the WebRTC
+        canceller, which keeps its own)."""
+        if self._filter is None:
+            return None
+        w, uncertainty = self._filter.state()
+        scale = self._scale
+        gain = scale.gain if scale is not None else 1.0
+        return w / gain, uncertainty / gain**2, scale.steps if scale is not None else 0
 
     def restore(self, state: object | None, lag_s: float = 0.0) -> None:
         """Start from what an earlier session learned of the same path, its echo ``lag_s`` later in this one."""
         if self._filter is not None and state is not None:
+            w, uncertainty, steps = cast(LearnedPath, state)
+            self._restored_steps = steps
             lag = round(lag_s * RATE)
-            self._filter.restore(self._filter.shifted(state, lag) if lag else state)  # type: ignore[arg-type]
+            self._filter.restore(self._filter.shifted((w, uncertainty), lag) if lag else (w, uncertainty))
 
     def seed_delay(self, lag_s: float) -> None:
         """A digital path's measured delay: the linear filter starts from it (the WebRTC canceller finds its own)."""
@@ -135,17 +161,43 @@ class EchoCanceller:
             return np.asarray(self._apm.process(near, far), np.float32)
         kalman, suppressor, gate = self._filter, self._suppressor, self._gate
         assert kalman is not None and suppressor is not None and gate is not None
-        size = self.frame
-        out = np.concatenate(
-            [
-                gate.block(
-                    near[i : i + size],
-                    suppressor.block(kalman.block(near[i : i + size], far[i : i + size]), kalman.residual_power),
-                )
-                for i in range(0, near.size, size)
-            ]
-        )
+        size, scale = self.frame, self._scale
+        blocks = []
+        for i in range(0, near.size, size):
+            heard = near[i : i + size]
+            gain = scale.gain if scale is not None else 1.0
+            raised = heard * np.float32(gain) if gain != 1.0 else heard
+            adapt = scale is None or not scale.waiting
+            done = gate.block(
+                raised, suppressor.block(kalman.block(raised, far[i : i + size], adapt), kalman.residual_power)
+            )
+            blocks.append(done / np.float32(gain) if gain != 1.0 else done)
+            if scale is not None and float(np.mean(np.square(far[i : i + size], dtype=np.float64))) > PLAYING:
+                kalman = self._follow_level(scale, heard)
+        out = np.concatenate(blocks)
         return np.asarray(self._ns.process(out), np.float32) if self._ns is not None else out
+
+    def _follow_level(self, scale: InputScale, heard: np.ndarray) -> KalmanEchoFilter:
+        """The microphone's block heard while the voice played: at a new level the filter and what follows it are
+        rescaled (``echo_scale``); at the first level read, a path learned in a session whose microphone was at
+        another level is not this one's, and is learned anew. Returns the filter to go on with."""
+        kalman, suppressor, gate = self._filter, self._suppressor, self._gate
+        assert kalman is not None and suppressor is not None and gate is not None
+        first = not scale.decided
+        factor = scale.observe(heard)
+        if factor != 1.0:
+            log.info("echo canceller: the microphone is raised %.0f dB before the filter", scale.raised_db)
+            suppressor.rescale(factor)
+            gate.rescale(factor)
+        if first and scale.decided:
+            restored, self._restored_steps = self._restored_steps, None
+            if restored is not None and restored != scale.steps:
+                log.info("echo canceller: the learned path was heard at another microphone level; learning it anew")
+                kalman = self._filter = KalmanEchoFilter.for_path(self.path, RATE)
+                return kalman
+        if factor != 1.0:
+            kalman.rescale(factor)
+        return kalman
 
     def flush(self) -> np.ndarray:
         """The last partial frame, padded with silence for AEC3 and cut back to its length."""

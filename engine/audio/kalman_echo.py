@@ -84,6 +84,7 @@ class KalmanEchoFilter:
         decay_db = PRIOR_DECAY_DB_PER_S * np.maximum(lag_s - PRIOR_FLAT_S, 0.0) if room else np.zeros(lag_s.size)
         prior = initial_uncertainty * 10 ** (-decay_db / 10)
         self._uncertainty = np.repeat(prior[:, None], bins, axis=1)
+        self._prior = self._uncertainty.copy()
         self._noise = np.full(bins, 1e-4)
         self._far_previous = np.zeros(block)
         self.residual_power = np.zeros(bins)  # the echo the last block still holds, as the filter expects it
@@ -115,6 +116,21 @@ class KalmanEchoFilter:
         blocks[:, :b] = moved.reshape(w.shape[0], b)
         return np.fft.rfft(blocks, axis=1), uncertainty
 
+    def rescale(self, factor: float) -> None:
+        """The microphone is ``factor`` times louder from now on (``echo_scale``): the path and what the filter
+        learned of it scale with it. Its doubt does too, but not across the prior, which is what a path may be at
+        the level the microphone is brought to: a filter that learned nothing yet stays as unsure as a new one
+        (raised during the silence before the speaker starts and lowered again, it would be sure of a path it never
+        heard), and one that learned a path is never made surer of it than it was."""
+        self._w *= factor
+        scaled = self._uncertainty * factor**2
+        if factor > 1:
+            self._uncertainty = np.minimum(scaled, np.maximum(self._prior, self._uncertainty))
+        else:
+            self._uncertainty = np.maximum(scaled, np.minimum(self._prior, self._uncertainty))
+        self._noise *= factor**2
+        self.residual_power = self.residual_power * factor**2
+
     def seed_delay(self, lag: int, uncertainty: float = 0.005) -> None:
         """Start from a path that is the reference ``lag`` samples late at full gain (a digital copy whose delay was
         measured), fairly sure of it: the filter then only refines what the sound server's resampling did."""
@@ -128,7 +144,8 @@ class KalmanEchoFilter:
         self._w[partition] = np.fft.rfft(impulse)
         self._uncertainty[:] = uncertainty
 
-    def block(self, near: np.ndarray, far: np.ndarray) -> np.ndarray:
+    def block(self, near: np.ndarray, far: np.ndarray, adapt: bool = True) -> np.ndarray:
+        """``adapt``: False subtracts the echo as the path stands and learns nothing from the block."""
         b, n = self.block_size, self._n
         far = np.asarray(far, np.float64)
         x = self._x
@@ -142,6 +159,9 @@ class KalmanEchoFilter:
         explained = np.sum(power * self._uncertainty, axis=0)
         residual = np.maximum(np.abs(spectrum) ** 2 - 0.5 * explained, 1e-10)
         self._noise = NOISE_SMOOTHING * self._noise + (1 - NOISE_SMOOTHING) * residual
+        self.residual_power = explained
+        if not adapt:
+            return error.astype(np.float32)
         gain = self._uncertainty * np.conj(x) / (explained + 2 * self._noise + 1e-10)[None, :]
         w = self._w + gain * spectrum[None, :]
         # only the first half of each partition's impulse response is a linear convolution (overlap-save)
@@ -151,7 +171,6 @@ class KalmanEchoFilter:
         self._w = w
         uncertainty = self._uncertainty * (1 - 0.5 * np.real(gain * x))
         self._uncertainty = TRANSITION**2 * uncertainty + (1 - TRANSITION**2) * np.abs(w) ** 2
-        self.residual_power = explained
         return error.astype(np.float32)
 
 
@@ -164,6 +183,11 @@ class ResidualSuppressor:
         self._window = np.sqrt(np.hanning(2 * block + 1)[: 2 * block])
         self._previous = np.zeros(block)
         self._tail = np.zeros(block)  # the second half of the last frame, waiting for the next frame's first half
+
+    def rescale(self, factor: float) -> None:
+        """The input is ``factor`` times louder from now on: what it holds of the blocks before is too."""
+        self._previous = self._previous * factor
+        self._tail = self._tail * factor
 
     def block(self, error: np.ndarray, residual_power: np.ndarray) -> np.ndarray:
         b = self.block_size
@@ -188,6 +212,10 @@ class ResidualGate:
         self._gain = 1.0
         self._ratio = 10 ** (-ECHO_ONLY_DB / 10)
         self.gated_blocks = 0
+
+    def rescale(self, factor: float) -> None:
+        """The microphone is ``factor`` times louder from now on (the block it holds too)."""
+        self._heard = self._heard * factor
 
     def block(self, near: np.ndarray, out: np.ndarray) -> np.ndarray:
         heard = float(np.mean(np.square(self._heard)))

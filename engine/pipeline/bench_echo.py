@@ -235,6 +235,7 @@ def _run_route(
         per_recording[entry["id"]] = {
             m.ECHO_WORDS: len(found),
             "warm_start": echo.get("warm_start"),
+            "raised_db": echo.get("raised_db"),
             m.WER_COMMITTED: report[m.WER_COMMITTED],
         }
         if echo.get("aec_compute_ratio") is not None:

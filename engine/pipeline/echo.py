@@ -221,5 +221,6 @@ class EchoPath:
                 warm_start=self.warm,
                 reanchored=self.reanchored,
                 echo_only_s=canceller.echo_only_s,
+                raised_db=canceller.raised_db,  # a quiet microphone raised before the filter (``echo_scale``)
             )
         return figures
