@@ -26,16 +26,13 @@ from typing import cast
 import numpy as np
 
 from engine.audio.echo_scale import InputScale
-from engine.audio.kalman_echo import BLOCK, KalmanEchoFilter, ResidualGate, ResidualSuppressor
+from engine.audio.kalman_echo import BLOCK, QUIET, KalmanEchoFilter, ResidualGate, ResidualSuppressor
 
 log = logging.getLogger(__name__)
 
 RATE = 16000
 METHODS = ("kalman", "webrtc")
 WEBRTC_FRAME = RATE // 100  # AEC3 works on 10 ms frames
-# a reference block louder than this (-80 dBFS) is the voice playing: only then is the microphone's level followed
-# (``echo_scale``), so the silence before the speaker starts and their pauses while the voice is quiet do not count
-PLAYING = 1e-8
 # what a canceller learned of a path, at the microphone's own level: the path, its doubt, and how far the microphone
 # was raised when it was learned (``EchoCanceller.state``)
 LearnedPath = tuple[np.ndarray, np.ndarray, int]
@@ -172,7 +169,9 @@ class EchoCanceller:
                 raised, suppressor.block(kalman.block(raised, far[i : i + size], adapt), kalman.residual_power)
             )
             blocks.append(done / np.float32(gain) if gain != 1.0 else done)
-            if scale is not None and float(np.mean(np.square(far[i : i + size], dtype=np.float64))) > PLAYING:
+            # the microphone's level is followed only while the voice plays (its reference above silence): the
+            # silence before the speaker starts and their pauses while the voice is quiet do not count
+            if scale is not None and float(np.mean(np.square(far[i : i + size], dtype=np.float64))) > QUIET:
                 kalman = self._follow_level(scale, heard)
         out = np.concatenate(blocks)
         return np.asarray(self._ns.process(out), np.float32) if self._ns is not None else out

@@ -62,14 +62,14 @@ class InputScale:
         if self._since < DECIDE_EVERY or len(self._powers) < MIN_BLOCKS:
             return 1.0
         self._since = 0
-        first, self.decided = not self.decided, True
+        self.decided = True
         peak = float(np.percentile(np.fromiter(self._powers, float), PEAK_PERCENTILE))
         peak_db = 10 * math.log10(max(peak, 1e-12))
         wanted = 0
         if peak_db < QUIET_PEAK_DBFS:
             wanted = min(math.ceil((TARGET_PEAK_DBFS - peak_db) / STEP_DB), MAX_STEPS)
         # up at once (the words are being lost), down only by more than a step (a pause is not a new level)
-        if wanted > self.steps or wanted < self.steps - 1 or (first and wanted != self.steps):
+        if wanted > self.steps or wanted < self.steps - 1:
             before = self.gain
             self.steps = wanted
             return self.gain / before
