@@ -273,6 +273,10 @@ def test_bench_echo_shadows_in_a_room_and_cancel_stops_the_echo(tmp_path, speech
     assert signals["speaker"]["la2"] < 0.2 and signals["speaker"]["stock_offline"] < 0.2, signals
     assert all(0 <= row["la2"] <= 1 and row["texts"][entry["id"]] for row in signals.values()), signals
     assert "cancelled" in format_table(report)
+    # the canceller leaves less of the voice in the speaker's pauses than the microphone heard
+    assert signals["cancelled"]["echo_left_db"] < signals["microphone"]["echo_left_db"] - 6, signals
+    assert "echo_left_db" not in signals["speaker"] and "echo_left_db" in format_table(report)
+    assert signals["cancelled"]["per_recording"][entry["id"]]["speaker_kept_db"] > 0
 
 
 def test_the_ablations_signals_are_the_speaker_the_microphone_and_the_aligned_canceller_output() -> None:
@@ -288,6 +292,21 @@ def test_the_ablations_signals_are_the_speaker_the_microphone_and_the_aligned_ca
     assert heard.cancelled.size == 1000 and heard.cancelled[:600].all() and not heard.cancelled[600:].any()
     noisy = heard_signals("r", "words", SimpleNamespace(speaker=speaker, echo=echo, noise_level=0.01), np.ones(1), 3)
     assert 0.005 < float(np.std(noisy.microphone - speaker - echo)) < 0.02
+
+
+def test_the_ablations_figures_are_the_speaker_kept_while_talking_and_the_echo_left_in_the_pauses() -> None:
+    from engine.pipeline.echo_ablation import HeardSignals, signal_figures
+
+    rng = np.random.default_rng(5)
+    speaker = (0.1 * rng.standard_normal(2 * RATE)).astype(np.float32)
+    speaker[RATE:] = 0.0  # talks for a second, then silent
+    echo = (0.01 * rng.standard_normal(2 * RATE)).astype(np.float32)  # 20 dB under the speaker's level
+    damaged = speaker * np.float32(0.5) + echo * np.float32(0.01)  # the speaker halved, the echo 40 dB down
+    heard = HeardSignals("r", "words", speaker, speaker + echo, damaged)
+    kept, left = signal_figures(heard, "microphone")
+    assert kept == pytest.approx(20.0, abs=0.5) and left == pytest.approx(-20.0, abs=0.5)
+    kept, left = signal_figures(heard, "cancelled")
+    assert kept == pytest.approx(6.0, abs=0.5) and left == pytest.approx(-60.0, abs=0.5)
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,11 @@ the room's level) and the canceller's output (what the session's recognizer hear
 canceller's output is what its residual and its changes to the speaker cost the words; the route's own
 ``wer_committed`` against la2 on the canceller's output is what the session around it costs (the voice's timing,
 the intake blocks, the echo words).
+
+Two figures of each signal say where its words go: ``speaker_kept_db``, the speaker's speech against everything in
+the signal that is not the speaker, over the frames where the speaker talks (what double talk leaves of them), and
+``echo_left_db``, what the signal holds where the speaker is silent, against the speaker's speech (the voice's words
+there are what the recognizer takes for the speaker's). Each is given per recording and as a mean over them.
 """
 
 from __future__ import annotations
@@ -26,6 +31,9 @@ from engine.metrics.wer import corpus_wer
 log = logging.getLogger(__name__)
 
 SIGNALS = ("speaker", "microphone", "cancelled")
+FRAME = 320  # 20 ms
+FIGURES = ("speaker_kept_db", "echo_left_db")
+TALKING_DB = 30.0  # a frame within this of the speaker's loud frames (their 90th percentile) is the speaker talking
 
 
 @dataclass(frozen=True)
@@ -51,6 +59,22 @@ def heard_signals(recording: str, text: str, room: RoomMicrophone, cancelled: np
     return HeardSignals(recording, text, room.speaker.copy(), room.speaker + room.echo + noise, out)
 
 
+def signal_figures(heard: HeardSignals, name: str) -> tuple[float, float]:
+    """``speaker_kept_db`` and ``echo_left_db`` of one signal (module docstring)."""
+    n = min(heard.speaker.size, heard.signal(name).size) // FRAME * FRAME
+    speaker = np.mean(np.square(heard.speaker[:n].reshape(-1, FRAME), dtype=np.float64), axis=1)
+    other = heard.signal(name)[:n].astype(np.float64) - heard.speaker[:n]
+    left = np.mean(np.square(other.reshape(-1, FRAME)), axis=1)
+    if not speaker.size or not np.any(speaker > 0):
+        return float("nan"), float("nan")
+    talking = speaker > np.percentile(speaker, 90) * 10 ** (-TALKING_DB / 10)
+    speech = float(np.mean(speaker[talking]))
+    kept = 10 * np.log10(speech / max(float(np.mean(left[talking])), 1e-20))
+    silent = left[~talking]
+    echo_left = 10 * np.log10(max(float(np.mean(silent)), 1e-20) / speech) if silent.size else float("nan")
+    return float(kept), float(echo_left)
+
+
 def run_echo_ablation(
     kept: list[HeardSignals],
     backend: AsrBackend,
@@ -73,11 +97,33 @@ def run_echo_ablation(
             "stock_offline": corpus_wer(refs, stock),
             "texts": dict(zip([k.recording for k in kept], streamed, strict=True)),
         }
+        if name != "speaker":  # the speaker alone holds nothing else
+            rows[name].update(_figures(kept, name))
     return {"signals": rows, "recordings": len(kept)}
 
 
+def _figures(kept: list[HeardSignals], name: str) -> dict:
+    """``speaker_kept_db`` and ``echo_left_db`` of one signal: their means over the recordings, and each one's."""
+    each = {k.recording: signal_figures(k, name) for k in kept}
+
+    def mean(i: int) -> float | None:
+        values = [f[i] for f in each.values() if np.isfinite(f[i])]
+        return round(float(np.mean(values)), 2) if values else None
+
+    return {
+        **{key: mean(i) for i, key in enumerate(FIGURES)},
+        "per_recording": {
+            r: {key: round(v, 2) if np.isfinite(v) else None for key, v in zip(FIGURES, f, strict=True)}
+            for r, f in each.items()
+        },
+    }
+
+
 def format_echo_ablation(ablation: dict) -> str:
-    lines = [f"{'signal':<11} {'la2':>6} {'stock_offline':>13}"]
+    lines = [f"{'signal':<11} {'la2':>6} {'stock_offline':>13} {'speaker_kept_db':>15} {'echo_left_db':>12}"]
     for name, row in ablation["signals"].items():
-        lines.append(f"{name:<11} {row['la2']:>6.3f} {row['stock_offline']:>13.3f}")
+        kept, left = row.get("speaker_kept_db"), row.get("echo_left_db")
+        kept_text = "-" if kept is None else f"{kept:.1f}"
+        left_text = "-" if left is None else f"{left:.1f}"
+        lines.append(f"{name:<11} {row['la2']:>6.3f} {row['stock_offline']:>13.3f} {kept_text:>15} {left_text:>12}")
     return "\n".join(lines)
