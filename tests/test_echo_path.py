@@ -119,6 +119,22 @@ def test_a_quiet_microphone_is_raised_and_keeps_the_speaker_through_double_talk(
     assert unraised < 8 and steps == 0, unraised
 
 
+def test_a_path_learned_at_the_usual_level_waits_for_a_quiet_microphones_level() -> None:
+    """The session before was at the usual level; this one's microphone is 40 dB down. Until its level is read
+    (half a second of the voice) the restored path, 40 dB too loud for it, would subtract a hundred echoes for one:
+    the microphone is passed through instead."""
+    far, speaker, echo = _double_talk(0.0)
+    learned = EchoCanceller("kalman")
+    learned.process(speaker + echo, far)
+    far, speaker, echo = _double_talk(40.0)
+    canceller = EchoCanceller("kalman")
+    canceller.restore(learned.state())
+    out = canceller.process(speaker + echo, far)[canceller.delay_samples :]
+    first = slice(0, RATE // 2)  # before the first reading
+    assert erle_db(echo[first], out[first] - speaker[first]) > -1.0
+    assert canceller.raised_db >= 24
+
+
 def test_the_input_scale_raises_a_quiet_microphone_in_steps_and_lowers_it_when_it_is_loud_again() -> None:
     from engine.audio.echo_scale import STEP_DB, TARGET_PEAK_DBFS, InputScale
 

@@ -164,9 +164,9 @@ class EchoCanceller:
             heard = near[i : i + size]
             gain = scale.gain if scale is not None else 1.0
             raised = heard * np.float32(gain) if gain != 1.0 else heard
-            adapt = scale is None or not scale.waiting
+            hold = scale is not None and scale.waiting
             done = gate.block(
-                raised, suppressor.block(kalman.block(raised, far[i : i + size], adapt), kalman.residual_power)
+                raised, suppressor.block(kalman.block(raised, far[i : i + size], hold), kalman.residual_power)
             )
             blocks.append(done / np.float32(gain) if gain != 1.0 else done)
             # the microphone's level is followed only while the voice plays (its reference above silence): the

@@ -144,24 +144,27 @@ class KalmanEchoFilter:
         self._w[partition] = np.fft.rfft(impulse)
         self._uncertainty[:] = uncertainty
 
-    def block(self, near: np.ndarray, far: np.ndarray, adapt: bool = True) -> np.ndarray:
-        """``adapt``: False subtracts the echo as the path stands and learns nothing from the block."""
+    def block(self, near: np.ndarray, far: np.ndarray, hold: bool = False) -> np.ndarray:
+        """``hold``: the microphone's level is not known yet (``echo_scale``), so neither is the path's: the block
+        is given back as heard, with no residual expected, and nothing is learned from it (a path restored from a
+        session at another level would subtract an echo tens of dB too loud)."""
         b, n = self.block_size, self._n
         far = np.asarray(far, np.float64)
         x = self._x
         x[1:] = x[:-1]
         x[0] = np.fft.rfft(np.concatenate([self._far_previous, far]))
         self._far_previous = far
-        echo = np.fft.irfft(np.sum(self._w * x, axis=0), n)[b:]
+        echo = np.zeros(b) if hold else np.fft.irfft(np.sum(self._w * x, axis=0), n)[b:]
         error = np.asarray(near, np.float64) - echo
         spectrum = np.fft.rfft(np.concatenate([np.zeros(b), error]))
         power = np.abs(x) ** 2
         explained = np.sum(power * self._uncertainty, axis=0)
         residual = np.maximum(np.abs(spectrum) ** 2 - 0.5 * explained, 1e-10)
-        self._noise = NOISE_SMOOTHING * self._noise + (1 - NOISE_SMOOTHING) * residual
+        self._noise = NOISE_SMOOTHING * self._noise + (1 - NOISE_SMOOTHING) * residual  # what it heard, held or not
+        if hold:
+            self.residual_power = np.zeros_like(self.residual_power)
+            return np.asarray(near, np.float32)
         self.residual_power = explained
-        if not adapt:
-            return error.astype(np.float32)
         gain = self._uncertainty * np.conj(x) / (explained + 2 * self._noise + 1e-10)[None, :]
         w = self._w + gain * spectrum[None, :]
         # only the first half of each partition's impulse response is a linear convolution (overlap-save)
