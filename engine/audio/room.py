@@ -37,6 +37,12 @@ def room_response(rt60_s: float = DEFAULT_RT60_S, seed: int = 0, rate: int = RAT
     return tail.astype(np.float32)
 
 
+def frame_energy(audio: np.ndarray, frame: int = 320) -> np.ndarray:
+    """Mean square of each whole frame (20 ms at 16 kHz); a last partial frame is left out."""
+    n = audio.size // frame * frame
+    return np.mean(np.square(audio[:n].reshape(-1, frame), dtype=np.float64), axis=1)
+
+
 def speech_level(audio: np.ndarray, frame: int = 320, below_peak_db: float = 40.0) -> float:
     """RMS over the frames that hold speech (within ``below_peak_db`` of the loudest frame); 0 for silence."""
     frames = audio[: audio.size // frame * frame].reshape(-1, frame) if audio.size >= frame else audio.reshape(1, -1)

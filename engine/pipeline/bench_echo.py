@@ -34,6 +34,7 @@ from engine.audio.room import (
     DEFAULT_NOISE_DB,
     DEFAULT_RT60_S,
     RoomMicrophone,
+    frame_energy,
     room_response,
     speech_level,
 )
@@ -98,18 +99,13 @@ def echo_words(words: list[dict], reference: str, window_s: float = ECHO_WINDOW_
     return echoes
 
 
-def _frame_energy(audio: np.ndarray, frame: int = 320) -> np.ndarray:
-    n = audio.size // frame * frame
-    return np.mean(np.square(audio[:n].reshape(-1, frame), dtype=np.float64), axis=1)
-
-
 def erle_parts(room: RoomMicrophone, heard: np.ndarray, level: float) -> tuple[float, float]:
     """The echo's energy before and after the guard, summed over the frames where the speaker is silent and the
     echo is not (the voice-only part)."""
     n = min(room.speaker.size, heard.size)
-    speaker, echo = _frame_energy(room.speaker[:n]), _frame_energy(room.echo[:n])
-    mic = _frame_energy(room.speaker[:n] + room.echo[:n])
-    out = _frame_energy(heard[:n])
+    speaker, echo = frame_energy(room.speaker[:n]), frame_energy(room.echo[:n])
+    mic = frame_energy(room.speaker[:n] + room.echo[:n])
+    out = frame_energy(heard[:n])
     mask = (speaker < (level * 10 ** (-SILENT_BELOW_DB / 20)) ** 2) & (
         echo > (level * 10 ** (-ECHO_ABOVE_DB / 20)) ** 2
     )
