@@ -4,13 +4,15 @@ onto the source's clock; a fake capture (the real ones: tests/test_practice_live
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from engine.asr.backend import AsrError
 from engine.audio.capture import BlockQueue
-from engine.practice.live_common import on_source_clock
+from engine.audio.io import load_audio
+from engine.practice.live_common import ATTEMPT_FILE, SAMPLE_RATE, LiveSessionBase, as_kept, on_source_clock
 from engine.practice.tap import RecordingTap
 
 
@@ -43,3 +45,13 @@ def test_a_recording_moves_onto_the_source_clock() -> None:
     assert early.size == 12000 and early[0] == 4001
     with pytest.raises(AsrError, match="never heard"):
         on_source_clock(recorded, None)
+
+
+def test_what_a_session_scores_is_what_its_kept_file_reads_back(tmp_path: Path) -> None:
+    audio = np.random.default_rng(1).normal(0.0, 0.2, SAMPLE_RATE).astype(np.float32)
+    session = LiveSessionBase(tmp_path, "en", interpret=False)
+    report: dict = {}
+    session._keep(report, {ATTEMPT_FILE: audio})
+    scored = as_kept(audio)
+    assert scored.dtype == np.float32 and np.array_equal(scored, load_audio(report["attempt"]))
+    assert not np.array_equal(scored, audio)  # 16 bits: not the float the microphone gave

@@ -38,6 +38,7 @@ from engine.practice.live_common import (
     LiveSessionBase,
     PracticeSnapshot,
     PracticeState,
+    as_kept,
     on_source_clock,
 )
 from engine.practice.marks import GrowingUnits
@@ -235,9 +236,9 @@ class HeardPracticeSession(LiveSessionBase):
 
         source, person = self._source_tap, self._person_tap
         assert source is not None and person is not None
-        heard = source.recorded.copy()
+        heard = as_kept(source.recorded)
         attempt = on_source_clock(person.recorded, self.offset_s())[: heard.size]  # both end when Stop is pressed
-        attempt = np.pad(attempt, (0, heard.size - attempt.size))  # side by side, the two are as long
+        attempt = as_kept(np.pad(attempt, (0, heard.size - attempt.size)))  # side by side, the two are as long
         live = self.snapshot()
         # the source is recognized from its first speech to its last: Whisper writes words ("Thank you.") into the
         # silence an open-ended session has around what played
@@ -279,7 +280,7 @@ class HeardPracticeSession(LiveSessionBase):
         )
         if self.record_dir is not None:
             report["source_recording"] = str(self.record_dir / SOURCE_FILE)
-        self._keep(report, {SOURCE_FILE: heard, ATTEMPT_FILE: attempt.astype(np.float32)})
+        self._keep(report, {SOURCE_FILE: heard, ATTEMPT_FILE: attempt})
         return report
 
 

@@ -44,6 +44,7 @@ from engine.practice.live_common import (
     LiveSessionBase,
     PracticeSnapshot,
     PracticeState,
+    as_kept,
     on_source_clock,
 )
 from engine.practice.loop import Loop
@@ -310,7 +311,8 @@ class PracticeSession(LiveSessionBase):
         return self._marked(self._source_units, self.offset_s(), position, self.duration_s, level)
 
     def _score(self) -> dict:
-        attempt = on_source_clock(self._tap.recorded if self._tap is not None else np.zeros(0), self.offset_s())
+        recorded = self._tap.recorded if self._tap is not None else np.zeros(0)
+        attempt = as_kept(on_source_clock(recorded, self.offset_s()))
         live = self.snapshot()
         backend = self._backend
         assert backend is not None, "prepare() loads the recognizer"

@@ -4,6 +4,7 @@ console show, stop and cancel, and the end: what was heard is scored and kept, a
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import threading
@@ -26,6 +27,7 @@ SAMPLE_RATE = 16000
 ATTEMPT_FILE = "attempt.wav"
 SOURCE_FILE = "source.wav"  # this computer's sound as it was heard (a recording played is not copied)
 REPORT_FILE = "practice.json"
+KEPT_SUBTYPE = "PCM_16"  # the recordings kept beside the report (half a float file's size; Praat and ELAN read it)
 
 
 class PracticeState(StrEnum):
@@ -163,7 +165,7 @@ class LiveSessionBase:
             return
         self.record_dir.mkdir(parents=True, exist_ok=True)
         for name, audio in recordings.items():
-            sf.write(str(self.record_dir / name), audio, SAMPLE_RATE, subtype="PCM_16")
+            sf.write(str(self.record_dir / name), audio, SAMPLE_RATE, subtype=KEPT_SUBTYPE)
         report["attempt"] = str(self.record_dir / ATTEMPT_FILE)
         (self.record_dir / REPORT_FILE).write_text(json.dumps(report, indent=1), encoding="utf-8")
 
@@ -177,3 +179,12 @@ def on_source_clock(recorded: np.ndarray, offset_s: float | None) -> np.ndarray:
     if shift >= 0:
         return np.concatenate([np.zeros(shift, np.float32), recorded])
     return recorded[-shift:].copy()
+
+
+def as_kept(audio: np.ndarray) -> np.ndarray:
+    """``audio`` as its kept file reads back: a session scores what it keeps, so the kept files score the same
+    offline. (Whisper timed a sentence's first word 0.02-0.06 s apart in a float attempt and its 16-bit copy.)"""
+    buffer = io.BytesIO()
+    sf.write(buffer, audio, SAMPLE_RATE, subtype=KEPT_SUBTYPE, format="WAV")
+    buffer.seek(0)
+    return sf.read(buffer, dtype="float32")[0]
