@@ -75,6 +75,19 @@ def test_numbers_said_on_a_call_are_committed_whole(whisper, vad, speech_hard_di
     assert report[m.WER_COMMITTED] <= 0.05, heard
 
 
+def test_a_quiet_speakers_first_words_at_the_recordings_first_sample_are_committed(
+    whisper, vad, speech_hard_dir: Path
+) -> None:
+    """A video call (Earnings-22, -37 dBFS) opens with "We are" at 0.13 s, then two seconds of quiet: the detector,
+    from a cold state, never called them speech, the buffer was dropped, and la2 began at "gathered"."""
+    item = entry(load_manifest(speech_hard_dir / "manifest.jsonl"), "earnings22_4482311_003_063")
+    audio = load_audio(item["path"])[: 7 * 16000]
+    vad.reset()
+    run = run_stream(audio, StreamingRecognizer(whisper, make_commit_policy("la2"), vad), SimulatedClock())
+    heard = normalize_for_wer(" ".join(w.text for w in run.committed))
+    assert heard.startswith("we are gathered"), heard
+
+
 @pytest.mark.parametrize("kind", ["silence", "noise"])
 def test_ten_seconds_without_speech_commit_nothing(whisper, vad, kind: str) -> None:
     rng = np.random.default_rng(1)
