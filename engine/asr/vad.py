@@ -65,19 +65,14 @@ class SileroVad:
             self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime's own exception types
             raise VadError(f"cannot load the voice-activity model {path}: {exc}") from exc
+        self._primed = np.zeros((2, 1, 128), np.float32)  # the zero state, until ``PRIME_S`` of silence is heard
+        self.reset()
         try:
-            self._primed = self._primed_state()
+            self.probabilities(np.zeros(int(PRIME_S * RATE), np.float32))
         except Exception as exc:  # onnxruntime's own exception types
             raise VadError(f"cannot run the voice-activity model {path}: {exc}") from exc
+        self._primed = self._state.copy()
         self.reset()
-
-    def _primed_state(self) -> np.ndarray:
-        """The model's state after ``PRIME_S`` of silence from a zero state."""
-        self._state = np.zeros((2, 1, 128), np.float32)
-        self._context = np.zeros(CONTEXT, np.float32)
-        self._pending = np.zeros(0, np.float32)
-        self.probabilities(np.zeros(int(PRIME_S * RATE), np.float32))
-        return self._state.copy()
 
     def reset(self) -> None:
         """A new stream, heard from the state ``PRIME_S`` of silence leaves."""

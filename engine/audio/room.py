@@ -45,10 +45,9 @@ def frame_energy(audio: np.ndarray, frame: int = 320) -> np.ndarray:
 
 def speech_level(audio: np.ndarray, frame: int = 320, below_peak_db: float = 40.0) -> float:
     """RMS over the frames that hold speech (within ``below_peak_db`` of the loudest frame); 0 for silence."""
-    frames = audio[: audio.size // frame * frame].reshape(-1, frame) if audio.size >= frame else audio.reshape(1, -1)
-    if not frames.size:
+    if not audio.size:
         return 0.0
-    rms = np.sqrt(np.mean(np.square(frames, dtype=np.float64), axis=1))
+    rms = np.sqrt(frame_energy(audio, min(frame, audio.size)))  # shorter than a frame: one frame of it all
     peak = float(rms.max())
     if peak <= 0:
         return 0.0
