@@ -9,8 +9,9 @@ import pytest
 
 from engine.audio.echo_canceller import EchoCanceller, erle_db
 from engine.audio.kalman_echo import BLOCK
+from engine.audio.levels import speech_level
 from engine.audio.played_track import PlayedTrack
-from engine.audio.room import RoomMicrophone, room_response, speech_level
+from engine.audio.room import RoomMicrophone, room_response
 from engine.pipeline.bench_echo import echo_words
 from engine.pipeline.echo import EchoPath
 

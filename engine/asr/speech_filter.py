@@ -31,6 +31,7 @@ import numpy as np
 
 from engine.asr.vad import FRAME_S
 from engine.asr.words import Word
+from engine.audio.levels import frame_power
 
 PAD_S = 0.15
 INSTANT_S = 1e-6  # a word this short was timed to no frame of the audio
@@ -121,10 +122,7 @@ def drop_unspoken(words: Sequence[Word], frames: SpeechFrames, buffer_start_s: f
 
 def frame_levels_db(audio: np.ndarray, rate: int = 16000) -> np.ndarray:
     """The level of every whole ``LEVEL_FRAME_S`` of ``audio``, in dBFS."""
-    frame = int(LEVEL_FRAME_S * rate)
-    n = audio.size // frame
-    power = np.mean(np.square(audio[: n * frame].reshape(n, frame), dtype=np.float64), axis=1)
-    return 10 * np.log10(power + 1e-12)
+    return 10 * np.log10(frame_power(audio, int(LEVEL_FRAME_S * rate)) + 1e-12)
 
 
 class SpeechLevel:

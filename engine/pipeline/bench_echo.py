@@ -28,16 +28,9 @@ import numpy as np
 
 from engine.asr.bench import load_manifest
 from engine.asr.words import normalize_token
+from engine.audio.levels import frame_power, speech_level
 from engine.audio.resample import resample
-from engine.audio.room import (
-    DEFAULT_DELAY_S,
-    DEFAULT_NOISE_DB,
-    DEFAULT_RT60_S,
-    RoomMicrophone,
-    frame_energy,
-    room_response,
-    speech_level,
-)
+from engine.audio.room import DEFAULT_DELAY_S, DEFAULT_NOISE_DB, DEFAULT_RT60_S, RoomMicrophone, room_response
 from engine.metrics import describe_machine, machine_info
 from engine.metrics import names as m
 from engine.pipeline.config import ShadowConfig
@@ -103,9 +96,9 @@ def erle_parts(room: RoomMicrophone, heard: np.ndarray, level: float) -> tuple[f
     """The echo's energy before and after the guard, summed over the frames where the speaker is silent and the
     echo is not (the voice-only part)."""
     n = min(room.speaker.size, heard.size)
-    speaker, echo = frame_energy(room.speaker[:n]), frame_energy(room.echo[:n])
-    mic = frame_energy(room.speaker[:n] + room.echo[:n])
-    out = frame_energy(heard[:n])
+    speaker, echo = frame_power(room.speaker[:n]), frame_power(room.echo[:n])
+    mic = frame_power(room.speaker[:n] + room.echo[:n])
+    out = frame_power(heard[:n])
     mask = (speaker < (level * 10 ** (-SILENT_BELOW_DB / 20)) ** 2) & (
         echo > (level * 10 ** (-ECHO_ABOVE_DB / 20)) ** 2
     )

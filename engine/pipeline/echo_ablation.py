@@ -25,7 +25,8 @@ import numpy as np
 from engine.asr.backend import AsrBackend
 from engine.asr.run import run_policy
 from engine.asr.vad import SileroVad
-from engine.audio.room import RoomMicrophone, frame_energy
+from engine.audio.levels import frame_power
+from engine.audio.room import RoomMicrophone
 from engine.metrics.wer import corpus_wer
 
 log = logging.getLogger(__name__)
@@ -62,8 +63,8 @@ def heard_signals(recording: str, text: str, room: RoomMicrophone, cancelled: np
 def signal_figures(heard: HeardSignals, name: str) -> tuple[float, float]:
     """``speaker_kept_db`` and ``echo_left_db`` of one signal (module docstring)."""
     n = min(heard.speaker.size, heard.signal(name).size) // FRAME * FRAME
-    speaker = frame_energy(heard.speaker[:n], FRAME)
-    left = frame_energy(heard.signal(name)[:n].astype(np.float64) - heard.speaker[:n], FRAME)
+    speaker = frame_power(heard.speaker[:n], FRAME)
+    left = frame_power(heard.signal(name)[:n].astype(np.float64) - heard.speaker[:n], FRAME)
     if not speaker.size or not np.any(speaker > 0):
         return float("nan"), float("nan")
     talking = speaker > np.percentile(speaker, 90) * 10 ** (-TALKING_DB / 10)
