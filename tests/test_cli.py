@@ -69,16 +69,18 @@ def test_unwritable_log_dir_is_only_a_warning(tmp_path: Path) -> None:
 
 
 def test_bench_asr_options_are_checked_before_anything_runs(tmp_path: Path) -> None:
-    """A model bench asr does not know, a commit policy that does not exist, an asr option on another bench: a usage
+    """A model bench asr does not know, a commit policy that does not exist, an option on a bench it is not for: a usage
     error that names them, before any model loads."""
     for args, said in (
         (("asr", "--model", "small"), "knows the models tiny.en and base"),
         (("asr", "--commit-policies", "la2,la3"), "unknown commit policy: la3"),
         (("asr", "--commit-policies", "hold2", "--second-pass"), "include la2"),
-        (("tts", "--second-pass"), "are for bench asr"),
+        (("tts", "--second-pass"), "is for bench asr"),
+        (("interpret", "--commit-policies", "la2,waitk"), "unknown commit policy: waitk (la2, hold2, offline)"),
+        (("shadow", "--commit-policies", "la2"), "for bench asr and bench interpret"),
         (("tts", "--ablate"), "for bench asr and bench echo"),
     ):
         manifest = tmp_path / "manifest.jsonl"
         manifest.write_text("")
-        result = run_cli("bench", *args, *(("--manifest", str(manifest)) if args[0] == "asr" else ()))
+        result = run_cli("bench", *args, *(("--manifest", str(manifest)) if args[0] in ("asr", "interpret") else ()))
         assert result.returncode == 2 and said in result.stderr, (args, result.stderr)

@@ -98,7 +98,9 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         "the voice has not spoken yet; the row la2_second_pass gives its final text",
     )
     bench.add_argument(
-        "--commit-policies", metavar="POLICIES", help="asr: the commit policies to run (la2,hold2,waitk,offline)"
+        "--commit-policies",
+        metavar="POLICIES",
+        help="asr: the commit policies to run (la2,hold2,waitk,offline); interpret: of la2,hold2,offline",
     )
     add_echo_hint(bench)
     add_cpu_slowdown(bench)
@@ -115,6 +117,15 @@ def simuleval_scorer() -> SessionScorer | None:
     return session_scores
 
 
+def _commit_policies(given: str | None, known: tuple[str, ...]) -> tuple[str, ...] | str:
+    """The policies ``--commit-policies`` names (all of ``known`` when it names none), or what is wrong with it."""
+    policies = tuple(p.strip() for p in (given or "").split(",") if p.strip()) or known
+    unknown = sorted(set(policies) - set(known))
+    if unknown:
+        return f"unknown commit policy: {', '.join(unknown)} ({', '.join(known)})"
+    return policies
+
+
 def _run_bench(args: argparse.Namespace) -> int:
     progress = lambda text: log.info("bench %s: %s", args.stage, text)  # noqa: E731
     if args.stage not in ("shadow", "interpret", "echo") and args.cpu_slowdown != 1.0:
@@ -127,8 +138,10 @@ def _run_bench(args: argparse.Namespace) -> int:
         return fail("--repeat is for bench shadow and bench interpret", EXIT_USAGE)
     if args.repeat < 1:
         return fail(f"--repeat must be at least 1, not {args.repeat}", EXIT_USAGE)
-    if args.stage != "asr" and (args.second_pass or args.commit_policies):
-        return fail("--second-pass and --commit-policies are for bench asr", EXIT_USAGE)
+    if args.stage != "asr" and args.second_pass:
+        return fail("--second-pass is for bench asr", EXIT_USAGE)
+    if args.stage not in ("asr", "interpret") and args.commit_policies:
+        return fail("--commit-policies is for bench asr and bench interpret", EXIT_USAGE)
     if args.stage not in ("asr", "echo") and args.ablate:
         return fail("--ablate is for bench asr and bench echo", EXIT_USAGE)
     if args.stage != "echo" and args.routes:
@@ -144,12 +157,15 @@ def _run_bench(args: argparse.Namespace) -> int:
         )
         if not manifest.is_file():
             return fail(f"manifest not found: {manifest} (give one with --manifest)", EXIT_USAGE)
+        commit = _commit_policies(args.commit_policies, bench_interpret.POLICIES)
+        if isinstance(commit, str):
+            return fail(commit, EXIT_USAGE)
         manifest = part_manifest(manifest, args.part)
         try:
             config = replace(slowdown_config(args.cpu_slowdown), translate_from="auto")
             scorer = simuleval_scorer()
             report = bench_interpret.run_bench(
-                manifest, config=config, progress=progress, repeat=args.repeat, scorer=scorer
+                manifest, commit, config=config, progress=progress, repeat=args.repeat, scorer=scorer
             )
         except ValueError as exc:
             return fail(str(exc), EXIT_USAGE)
@@ -231,14 +247,9 @@ def _run_bench(args: argparse.Namespace) -> int:
 
             if args.model not in (None, TINY_EN, "base"):
                 return fail(f"bench asr knows the models {TINY_EN} and base, not {args.model!r}", EXIT_USAGE)
-            commit = (
-                tuple(p.strip() for p in (args.commit_policies or "").split(",") if p.strip()) or asr_bench.POLICIES
-            )
-            unknown = sorted(set(commit) - set(asr_bench.POLICIES))
-            if unknown:
-                return fail(
-                    f"unknown commit policy: {', '.join(unknown)} ({', '.join(asr_bench.POLICIES)})", EXIT_USAGE
-                )
+            commit = _commit_policies(args.commit_policies, asr_bench.POLICIES)
+            if isinstance(commit, str):
+                return fail(commit, EXIT_USAGE)
             if args.second_pass and "la2" not in commit:
                 return fail("--second-pass revises la2's words: include la2 in --commit-policies", EXIT_USAGE)
             report = asr_bench.run_bench(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,8 @@ from engine.tts.timeline import GapCounts
 
 if TYPE_CHECKING:
     from engine.pipeline.records import WordRecord
+
+log = logging.getLogger(__name__)
 
 # Report keys beside METRICS.md's ``underruns``: how many of them no compute could have avoided at that moment
 # (``GapCounts.short_notice``) and how many held a word the hold bound committed (``GapCounts.forced``).
@@ -122,15 +125,22 @@ class SessionFigures:
             if self._previous_end is not None:
                 gap = start_s - self._previous_end
                 if gap > GAP_EPSILON_S:
+                    forced = any(record.forced for record in spoken)
+                    underruns = self.gaps.underruns
                     self.gaps.add(
-                        gap,
-                        self._previous_end,
-                        words_at_s,
-                        piece.chunk == 0,
-                        piece.phrase_start,
-                        compute_s,
-                        any(record.forced for record in spoken),
+                        gap, self._previous_end, words_at_s, piece.chunk == 0, piece.phrase_start, compute_s, forced
                     )
+                    if self.gaps.underruns > underruns:
+                        log.debug(
+                            "underrun: %.3f s of silence at %.2f s before %r, its words in %.3f s earlier, its compute "
+                            "%s%s",
+                            gap,
+                            self._previous_end,
+                            " ".join(record.text for record in spoken),
+                            self._previous_end - words_at_s,
+                            "unknown" if compute_s is None else f"{compute_s:.3f} s",
+                            ", a word the hold bound committed" if forced else "",
+                        )
             if computed:
                 self._previous_end = end_s
             else:
