@@ -1,4 +1,4 @@
-"""A session's underruns say their cause in the log, where a researcher reading a run can find them."""
+"""A session's underruns say their cause in the log (and its file), where a researcher or a bug report finds them."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def word(text: str, forced: bool = False) -> list[WordRecord]:
 
 def test_an_underrun_is_logged_with_its_notice_compute_and_a_forced_word(caplog: pytest.LogCaptureFixture) -> None:
     figures = SessionFigures()
-    with caplog.at_level(logging.DEBUG, logger="engine.pipeline.summary"):
+    with caplog.at_level(logging.INFO, logger="engine.pipeline.summary"):
         figures.played(piece(0), word("one"), 0.0, 1.0, 0.0, computed=True, compute_s=0.1)
         # its words came 0.05 s before the voice ran out and took 0.3 s to make: an underrun of 0.2 s
         figures.played(piece(1), word("two", forced=True), 1.2, 2.0, 0.95, computed=True, compute_s=0.3)

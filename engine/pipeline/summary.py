@@ -131,7 +131,7 @@ class SessionFigures:
                         gap, self._previous_end, words_at_s, piece.chunk == 0, piece.phrase_start, compute_s, forced
                     )
                     if self.gaps.underruns > underruns:
-                        log.debug(
+                        log.info(  # rare, and the first thing to read when a user says the voice stuttered
                             "underrun: %.3f s of silence at %.2f s before %r, its words in %.3f s earlier, its compute "
                             "%s%s",
                             gap,
