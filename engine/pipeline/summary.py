@@ -126,11 +126,9 @@ class SessionFigures:
                 gap = start_s - self._previous_end
                 if gap > GAP_EPSILON_S:
                     forced = any(record.forced for record in spoken)
-                    underruns = self.gaps.underruns
-                    self.gaps.add(
+                    if self.gaps.add(
                         gap, self._previous_end, words_at_s, piece.chunk == 0, piece.phrase_start, compute_s, forced
-                    )
-                    if self.gaps.underruns > underruns:
+                    ):
                         log.info(  # rare, and the first thing to read when a user says the voice stuttered
                             "underrun: %.3f s of silence at %.2f s before %r, its words in %.3f s earlier, its compute "
                             "%s%s",

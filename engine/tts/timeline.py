@@ -36,9 +36,10 @@ class GapCounts:
         phrase_start: bool = False,
         compute_s: float | None = None,
         forced: bool = False,
-    ) -> None:
+    ) -> bool:
         """A silence of ``gap_s`` began at ``gap_start_s``; the next piece's words were all in at ``inputs_at_s``;
-        ``compute_s``: what that piece took to make, ``forced``: it holds a word the hold bound committed."""
+        ``compute_s``: what that piece took to make, ``forced``: it holds a word the hold bound committed. Returns
+        whether it was an underrun."""
         if sentence_start:
             self.pause_s += gap_s
         elif inputs_at_s <= gap_start_s:  # the words were there before the gap began: compute was too slow
@@ -47,10 +48,12 @@ class GapCounts:
             if compute_s is not None:
                 self.short_notice += gap_start_s - inputs_at_s < compute_s
                 self.forced += forced
+            return True
         else:  # the gap began while waiting for words (the speaker's pace)
             self.starved_s += gap_s
             if phrase_start:
                 self.phrase_pause_s += gap_s
+        return False
 
 
 @dataclass
