@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+import logging
 import os
 import tempfile
 from collections.abc import Iterator
@@ -41,6 +42,20 @@ def private_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     config = tmp_path / "config"
     monkeypatch.setenv(paths.ENV_CONFIG_DIR, str(config))
     return config
+
+
+@pytest.fixture(autouse=True)
+def root_logger_restored() -> Iterator[None]:
+    """A test that runs the CLI leaves the root logger as the CLI set it: a handler on the test's captured stderr,
+    closed once the test ends, and the level at INFO. Restored here, so later tests do not log every recognizer step
+    into a closed stream (one traceback per line, in the middle of timed work)."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    for handler in [h for h in root.handlers if h not in handlers]:
+        root.removeHandler(handler)
+        handler.close()
+    root.setLevel(level)
 
 
 @pytest.fixture(autouse=True)

@@ -105,6 +105,11 @@ def erle_parts(room: RoomMicrophone, heard: np.ndarray, level: float) -> tuple[f
     return float(np.sum(mic[mask])), float(np.sum(out[mask]))
 
 
+def _level_db(level: float, reference: float) -> float | None:
+    """``level`` in dB from ``reference``; None where either is silence."""
+    return 20 * float(np.log10(level / reference)) if level > 0 and reference > 0 else None
+
+
 class _Room:
     """Builds each recording's room for ``shadow_file`` and keeps what is needed of it afterwards."""
 
@@ -231,6 +236,8 @@ def _run_route(
             compute += echo["aec_compute_ratio"] * echo["aec_audio_s"]
             audio += echo["aec_audio_s"]
         session = room.session
+        if room.room is not None and gain > 0:
+            per_recording[entry["id"]]["echo_heard_db"] = _level_db(speech_level(room.room.echo), room.level)
         if room.room is not None and session is not None and session.echo is not None and gain > 0:
             heard = np.concatenate(session.echo.cleaned or [np.zeros(0, np.float32)])
             canceller = session.echo.canceller
@@ -242,6 +249,7 @@ def _run_route(
             if kept is not None:
                 kept.append(heard_signals(entry["id"], entry.get("text") or "", room.room, heard, ROOM_SEED + number))
     figures = aggregate_reports(reports, entries)
+    heard_db = [r["echo_heard_db"] for r in per_recording.values() if r.get("echo_heard_db") is not None]
     return {
         m.WER_COMMITTED: figures[m.WER_COMMITTED],
         m.ECHO_WORDS: len(echoes),
@@ -253,6 +261,7 @@ def _run_route(
         m.ERLE_DB: 10 * float(np.log10(before / max(after, 1e-12)))
         if before > 0 and config.echo_guard == "cancel"
         else None,
+        "echo_heard_db": float(np.mean(heard_db)) if heard_db else None,
         "gated_s": sum((r.get("echo") or {}).get("gated_s", 0.0) for r in reports),
         "per_recording": per_recording,
     }
