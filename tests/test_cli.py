@@ -84,3 +84,10 @@ def test_bench_asr_options_are_checked_before_anything_runs(tmp_path: Path) -> N
         manifest.write_text("")
         result = run_cli("bench", *args, *(("--manifest", str(manifest)) if args[0] in ("asr", "interpret") else ()))
         assert result.returncode == 2 and said in result.stderr, (args, result.stderr)
+
+
+def test_a_comma_separated_option_gives_its_names_stripped_without_empty_ones() -> None:
+    from engine.cli.common import comma_list
+
+    assert comma_list(" la2, hold2,,offline ") == ["la2", "hold2", "offline"]
+    assert comma_list("") == [] and comma_list(None) == [] and comma_list(" , ") == []

@@ -14,6 +14,7 @@ from engine.cli.common import (
     EXIT_USAGE,
     add_cpu_slowdown,
     add_echo_hint,
+    comma_list,
     fail,
     finite,
     json_default,
@@ -119,7 +120,7 @@ def simuleval_scorer() -> SessionScorer | None:
 
 def _commit_policies(given: str | None, known: tuple[str, ...]) -> tuple[str, ...] | str:
     """The policies ``--commit-policies`` names (all of ``known`` when it names none), or what is wrong with it."""
-    policies = tuple(p.strip() for p in (given or "").split(",") if p.strip()) or known
+    policies = tuple(comma_list(given)) or known
     unknown = sorted(set(policies) - set(known))
     if unknown:
         return f"unknown commit policy: {', '.join(unknown)} ({', '.join(known)})"
@@ -186,9 +187,7 @@ def _run_bench(args: argparse.Namespace) -> int:
                 config,
                 echo_db=-6.0 if args.echo_db is None else args.echo_db,
                 delay_ms=bench_echo.DEFAULT_DELAY_S * 1000 if args.echo_delay_ms is None else args.echo_delay_ms,
-                routes=tuple(r.strip() for r in args.routes.split(",") if r.strip())
-                if args.routes
-                else bench_echo.ROUTES,
+                routes=tuple(comma_list(args.routes)) or bench_echo.ROUTES,
                 progress=progress,
                 ablate=args.ablate,
             )
@@ -210,13 +209,13 @@ def _run_bench(args: argparse.Namespace) -> int:
                 config = slowdown_config(args.cpu_slowdown)
             except ValueError as exc:
                 return fail(str(exc), EXIT_USAGE)
-            names = [name.strip() for name in (args.model or "").split(",") if name.strip()] or [None]
+            names: list[str | None] = [*comma_list(args.model)] or [None]
             try:
-                presets = [preset(key.strip()) for key in args.preset.split(",") if key.strip()] if args.preset else []
+                presets = [preset(key) for key in comma_list(args.preset)]
             except ValueError as exc:
                 return fail(str(exc), EXIT_USAGE)
             try:
-                policies = [voice_policy(p.strip()) for p in (args.policies or "").split(",") if p.strip()]
+                policies = [voice_policy(p) for p in comma_list(args.policies)]
             except argparse.ArgumentTypeError as exc:
                 return fail(str(exc), EXIT_USAGE)
             from engine.eval.runner import tts_config

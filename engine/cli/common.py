@@ -21,6 +21,11 @@ def fail(message: str, code: int = EXIT_ERROR) -> int:
     return code
 
 
+def comma_list(text: str | None) -> list[str]:
+    """The names of a comma-separated option ("la2, hold2,"): stripped, empty ones dropped; none for no option."""
+    return [name.strip() for name in (text or "").split(",") if name.strip()]
+
+
 def manifest_path(arg: str | None) -> Path:
     """The manifest given on the command line, else ../shared/speech's."""
     from engine import paths

@@ -7,7 +7,16 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from engine.cli.common import EXIT_OK, EXIT_USAGE, add_cpu_slowdown, fail, manifest_path, seconds_text, slowdown_config
+from engine.cli.common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    add_cpu_slowdown,
+    comma_list,
+    fail,
+    manifest_path,
+    seconds_text,
+    slowdown_config,
+)
 from engine.metrics import names as metric_names
 
 EVAL_TTS = ("full", "naive", "lookahead-0", "lookahead-1", "lookahead-2")
@@ -74,8 +83,8 @@ def _run_eval(args: argparse.Namespace) -> int:
                 )
             print(probe_text(report))
             return EXIT_OK
-        tts = [t for t in args.tts_policies.split(",") if t]
-        commits = [c for c in args.commit.split(",") if c]
+        tts = comma_list(args.tts_policies)
+        commits = comma_list(args.commit)
         for name in tts:
             tts_config(name)
         for name in commits:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from engine.cli.common import EXIT_OK, EXIT_USAGE, fail, manifest_path
+from engine.cli.common import EXIT_OK, EXIT_USAGE, comma_list, fail, manifest_path
 
 
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -28,7 +28,7 @@ def _run_stress_set(args: argparse.Namespace) -> int:
     if args.recordings == "all":
         ids = [e["id"] for e in load_manifest(manifest)]
     elif args.recordings:
-        ids = [i for i in args.recordings.split(",") if i]
+        ids = comma_list(args.recordings)
     try:
         entries = build(manifest, Path(args.out), ids)
     except (StressSetError, AudioFileError, OSError) as exc:
