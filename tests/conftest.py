@@ -52,8 +52,8 @@ def root_logger_restored() -> Iterator[None]:
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
     yield
-    for handler in [h for h in root.handlers if h not in handlers]:
-        root.removeHandler(handler)
+    for handler in [h for h in root.handlers if h not in handlers and getattr(h, "_liveshadow_handler", False)]:
+        root.removeHandler(handler)  # the CLI's own (``engine.logsetup``); pytest's capture handlers stay
         handler.close()
     root.setLevel(level)
 
