@@ -40,6 +40,7 @@ END_OFFSET_S = "end_offset_s"
 ECHO_WORDS = "echo_words"
 AEC_COMPUTE_RATIO = "aec_compute_ratio"
 ERLE_DB = "erle_db"
+ECHO_HEARD_DB = "echo_heard_db"
 
 DEFINITIONS: dict[str, str] = {
     FIRST_AUDIO_S: "compute time from holding the words the first chunk needs until its first samples are ready",
@@ -65,6 +66,7 @@ DEFINITIONS: dict[str, str] = {
     ECHO_WORDS: "committed words the alignment marks inserted that repeat a word the voice spoke in the 3 s before",
     AEC_COMPUTE_RATIO: "the echo canceller's compute / the audio it took",
     ERLE_DB: "echo return loss enhancement: echo energy before / after the guard, where only the voice is heard",
+    ECHO_HEARD_DB: "the echo's speech level at the microphone, in dB from the speaker's (bench echo's simulated room)",
     BLEU: "sacrebleu BLEU of the committed English against the reference (lower case, no punctuation), corpus-level",
     CHRF: "sacrebleu chrF of the committed English against the reference (lower case, no punctuation)",
     BLEU_OFFLINE: "BLEU of the same model translating each whole recording at once",
@@ -88,7 +90,7 @@ TTS_METRICS = (
 ASR_METRICS = (COMMIT_LATENCY_S, WER_COMMITTED, WER_OFFLINE, RTF_ASR, BEHIND_S)
 SHADOW_METRICS = (EAR_VOICE_LAG_S, CHUNK_DELAY_S, WER_SPOKEN, WER_SPOKEN_FLOOR, LAG_DRIFT_S)
 INTERPRET_METRICS = (BLEU, CHRF, BLEU_OFFLINE, AL_S, AL_CA_S, END_OFFSET_S)
-ECHO_METRICS = (ECHO_WORDS, AEC_COMPUTE_RATIO, ERLE_DB)
+ECHO_METRICS = (ECHO_WORDS, AEC_COMPUTE_RATIO, ERLE_DB, ECHO_HEARD_DB)
 ALL_METRICS = TTS_METRICS + ASR_METRICS + SHADOW_METRICS + INTERPRET_METRICS + ECHO_METRICS
 
 # Configuration names used as keys of a benchmark's "results"

@@ -237,7 +237,7 @@ def _run_route(
             audio += echo["aec_audio_s"]
         session = room.session
         if room.room is not None and gain > 0:
-            per_recording[entry["id"]]["echo_heard_db"] = _level_db(speech_level(room.room.echo), room.level)
+            per_recording[entry["id"]][m.ECHO_HEARD_DB] = _level_db(speech_level(room.room.echo), room.level)
         if room.room is not None and session is not None and session.echo is not None and gain > 0:
             heard = np.concatenate(session.echo.cleaned or [np.zeros(0, np.float32)])
             canceller = session.echo.canceller
@@ -249,7 +249,7 @@ def _run_route(
             if kept is not None:
                 kept.append(heard_signals(entry["id"], entry.get("text") or "", room.room, heard, ROOM_SEED + number))
     figures = aggregate_reports(reports, entries)
-    heard_db = [r["echo_heard_db"] for r in per_recording.values() if r.get("echo_heard_db") is not None]
+    heard_db = [r[m.ECHO_HEARD_DB] for r in per_recording.values() if r.get(m.ECHO_HEARD_DB) is not None]
     return {
         m.WER_COMMITTED: figures[m.WER_COMMITTED],
         m.ECHO_WORDS: len(echoes),
@@ -261,7 +261,7 @@ def _run_route(
         m.ERLE_DB: 10 * float(np.log10(before / max(after, 1e-12)))
         if before > 0 and config.echo_guard == "cancel"
         else None,
-        "echo_heard_db": float(np.mean(heard_db)) if heard_db else None,
+        m.ECHO_HEARD_DB: float(np.mean(heard_db)) if heard_db else None,
         "gated_s": sum((r.get("echo") or {}).get("gated_s", 0.0) for r in reports),
         "per_recording": per_recording,
     }
@@ -275,7 +275,7 @@ def format_table(report: dict) -> str:
     ]
     lines.append(
         f"{'route':<13} {'wer_committed':>13} {'echo_words':>10} {'lag median':>10} {'lag p90':>8} "
-        f"{'underruns':>9} {'gated_s':>8} {'aec ratio':>9} {'erle_db':>7}"
+        f"{'underruns':>9} {'gated_s':>8} {'aec ratio':>9} {'erle_db':>7} {'echo heard':>10}"
     )
     for route, r in report["results"].items():
         lag = r[m.EAR_VOICE_LAG_S]
@@ -283,9 +283,10 @@ def format_table(report: dict) -> str:
         erle = "-" if r[m.ERLE_DB] is None else f"{r[m.ERLE_DB]:.1f}"
         median = "-" if lag["median"] is None else f"{lag['median']:.2f} s"
         p90 = "-" if lag["p90"] is None else f"{lag['p90']:.2f} s"
+        heard = "-" if r.get(m.ECHO_HEARD_DB) is None else f"{r[m.ECHO_HEARD_DB]:+.1f} dB"
         lines.append(
             f"{route:<13} {r[m.WER_COMMITTED]:>13.3f} {r[m.ECHO_WORDS]:>10} {median:>10} {p90:>8} "
-            f"{r[m.UNDERRUNS]:>9} {r['gated_s']:>8.1f} {ratio:>9} {erle:>7}"
+            f"{r[m.UNDERRUNS]:>9} {r['gated_s']:>8.1f} {ratio:>9} {erle:>7} {heard:>10}"
         )
     head = report["results"].get("headphones")
     cancel = report["results"].get("cancel")
