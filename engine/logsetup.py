@@ -25,16 +25,22 @@ def verbosity_to_level(verbose: int) -> int:
     return logging.DEBUG
 
 
+def remove_handlers() -> None:
+    """Take ``setup_logging``'s handlers off the root logger and close them (the others stay)."""
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if getattr(handler, _HANDLER_TAG, False):
+            root.removeHandler(handler)
+            handler.close()
+
+
 def setup_logging(verbose: int = 0, log_file: bool = True) -> Path | None:
     """Configure the root logger once; calling again replaces our handlers. Returns the log file path, if any.
 
     The file always records INFO and above, whatever the console level, so a user's bug report has context.
     """
     root = logging.getLogger()
-    for handler in list(root.handlers):
-        if getattr(handler, _HANDLER_TAG, False):
-            root.removeHandler(handler)
-            handler.close()
+    remove_handlers()
     console_level = verbosity_to_level(verbose)
     root.setLevel(min(console_level, logging.INFO))
 

@@ -48,13 +48,14 @@ def private_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def root_logger_restored() -> Iterator[None]:
     """A test that runs the CLI leaves the root logger as the CLI set it: a handler on the test's captured stderr,
     closed once the test ends, and the level at INFO. Restored here, so later tests do not log every recognizer step
-    into a closed stream (one traceback per line, in the middle of timed work)."""
+    into a closed stream (one traceback per line, in the middle of timed work). Only the CLI's own handlers go
+    (``logsetup.remove_handlers``); pytest's capture handlers change between a test's phases and stay."""
+    from engine.logsetup import remove_handlers
+
     root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
+    level = root.level
     yield
-    for handler in [h for h in root.handlers if h not in handlers and getattr(h, "_liveshadow_handler", False)]:
-        root.removeHandler(handler)  # the CLI's own (``engine.logsetup``); pytest's capture handlers stay
-        handler.close()
+    remove_handlers()
     root.setLevel(level)
 
 
