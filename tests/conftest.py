@@ -18,6 +18,17 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # the benchmarks' speed probe times 9 rounds of fixed work before and after each run; the tests check that it is
 # there and reported, not the machine's speed, so one round does (about 20 s saved per benchmark run)
 os.environ.setdefault("LIVESHADOW_PROBE_ROUNDS", "1")
+# The same kernels on every CPU CI may run on: CTranslate2 and oneDNN choose theirs by the CPU (AVX-512 and MKL on
+# the Intel Xeon, AVX2 and oneDNN on the AMD EPYC), and numpy's OpenBLAS too, and each rounds differently, so a
+# decode that gives one word on one CPU gave another on the other. The tests' words are those of the AVX2 kernels,
+# which every x86-64 CPU here has; the app keeps each CPU's own (the reports name any such setting).
+for _key, _value in (
+    ("CT2_FORCE_CPU_ISA", "AVX2"),
+    ("CT2_USE_MKL", "0"),
+    ("ONEDNN_MAX_CPU_ISA", "AVX2"),
+    ("OPENBLAS_CORETYPE", "Haswell"),
+):
+    os.environ.setdefault(_key, _value)
 _PRIVATE_ROOT = Path(tempfile.mkdtemp(prefix="liveshadow-tests-"))
 for _name in ("CONFIG", "CACHE", "LOG", "DATA"):
     os.environ[f"LIVESHADOW_{_name}_DIR"] = str(_PRIVATE_ROOT / _name.lower())

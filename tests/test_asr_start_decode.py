@@ -126,21 +126,23 @@ def test_a_sentence_start_the_cropped_window_mishears_is_heard_with_the_start_se
 def test_a_short_clips_last_words_the_cropped_last_decode_loses_are_heard_with_the_finish_window(
     whisper, speech_dir
 ) -> None:
-    """ "he was not an ill disposed young man", cut tight from ``../shared/speech`` as ``sentence-clips`` cuts it:
-    the last decode of the cropped window stops at "he was not an"; with ``finish_window_s`` (off by default: not
-    better on every set) it hears the rest."""
+    """ "differs from most if not from all the arts and crafts represented in the Exhibition", cut tight from
+    ``../shared/speech`` as ``sentence-clips`` cuts it: the last decode of the cropped window stops at "in the"; with
+    ``finish_window_s`` (off by default: not better on every set) it hears "Exhibition". (On the tests' kernels,
+    conftest; with the Intel Xeon's own, "he was not an ill disposed young man" lost "young man" the same way, which
+    the AVX2 kernels hear.)"""
     from engine.asr.run import run_stream
     from engine.asr.vad import SileroVad
     from engine.asr.words import normalize_token
     from engine.audio.io import load_audio
     from engine.clock import SimulatedClock
 
-    audio = load_audio(speech_dir / "wav" / "librivox_ss_0880.wav")
-    clip = audio[int(0.224 * SAMPLE_RATE) : int(2.88 * SAMPLE_RATE)]
+    audio = load_audio(speech_dir / "wav" / "ljspeech_LJ001-0001.wav")
+    clip = audio[int(4.416 * SAMPLE_RATE) : int(9.65 * SAMPLE_RATE)]  # sentence-clips' ljspeech_LJ001-0001_s02
     heard = {}
     for name, config in (("cropped", StreamConfig()), ("finish", StreamConfig(finish_window_s=12.0))):
         recognizer = StreamingRecognizer(whisper, make_commit_policy("la2"), SileroVad(), config)
         run = run_stream(clip, recognizer, SimulatedClock(timer=lambda: 0.0))  # every step 0.5 s apart, run to run
         heard[name] = [normalize_token(w.text) for w in run.committed]
-    assert heard["finish"][-2:] == ["young", "man"], heard
-    assert "young" not in heard["cropped"], heard
+    assert heard["finish"][-3:] == ["in", "the", "exhibition"], heard
+    assert heard["cropped"][-2:] == ["in", "the"], heard

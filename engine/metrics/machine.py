@@ -22,10 +22,11 @@ REPORTED_PACKAGES = (
     "soxr",
     "PySide6-Essentials",
 )
-# CTranslate2 (the recognizer) reads these to choose its kernels (CT2_FORCE_CPU_ISA) and its matrix products (MKL or
-# oneDNN, CT2_USE_MKL). The same code rounds differently with each, which moves a streamed translation's BLEU by up to
-# two points, so a report says when they were set.
-CTRANSLATE2_SETTINGS = ("CT2_FORCE_CPU_ISA", "CT2_USE_MKL")
+# CTranslate2 (the recognizer) reads these to choose its kernels (CT2_FORCE_CPU_ISA), its matrix products (MKL or
+# oneDNN, CT2_USE_MKL) and oneDNN's (ONEDNN_MAX_CPU_ISA); numpy's OpenBLAS, which makes the recognizer's features,
+# its own (OPENBLAS_CORETYPE). The same code rounds differently with each, which moves a streamed translation's BLEU
+# by up to two points, so a report says when they were set.
+CTRANSLATE2_SETTINGS = ("CT2_FORCE_CPU_ISA", "CT2_USE_MKL", "ONEDNN_MAX_CPU_ISA", "OPENBLAS_CORETYPE")
 
 
 def cpu_model() -> str:
