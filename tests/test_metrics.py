@@ -8,6 +8,7 @@ import pytest
 
 from engine import paths
 from engine.metrics import ALL_METRICS, ASR_COMMIT_POLICIES, DEFINITIONS, TTS_POLICIES, aggregate, machine_info
+from engine.metrics.machine import CTRANSLATE2_SETTINGS
 
 
 def test_aggregate_figures() -> None:
@@ -52,7 +53,7 @@ def test_machine_info() -> None:
 
 
 def test_machine_info_names_the_recognizers_kernel_settings(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("CT2_USE_MKL", "ONEDNN_MAX_CPU_ISA", "OPENBLAS_CORETYPE"):  # the tests' own (conftest)
+    for name in CTRANSLATE2_SETTINGS:  # conftest sets the tests' own
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("CT2_FORCE_CPU_ISA", "AVX512")
     assert machine_info()["ctranslate2_settings"] == {"CT2_FORCE_CPU_ISA": "AVX512"}
