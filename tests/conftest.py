@@ -217,6 +217,18 @@ def sonnet_file_session(shadow_models, speech_dir: Path, speech_manifest: list[d
     return shadow_file(speech_dir / entry["wav"], ShadowConfig(), shadow_models, entry=entry, speech_chain=False)
 
 
+@pytest.fixture(scope="session")
+def passage_file_session(shadow_models, speech_dir: Path, speech_manifest: list[dict]) -> dict:
+    """The default session shadowing the 11.7 s read passage ls_2412-153948-0000 from its file, on the compute-aware
+    clock, once per run (about 10 s): the file session that the window's sessions on that recording, the same
+    recording in other formats and at another tempo are measured against."""
+    from engine.pipeline.config import ShadowConfig
+    from engine.pipeline.shadow import shadow_file
+
+    entry = next(e for e in speech_manifest if e["id"] == "ls_2412-153948-0000")
+    return shadow_file(speech_dir / entry["wav"], ShadowConfig(), shadow_models, entry=entry, speech_chain=False)
+
+
 @pytest.fixture
 def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Session recordings of a test go to its own folder (``LIVESHADOW_DATA_DIR``)."""

@@ -246,7 +246,7 @@ def test_the_mode_picker_interprets_a_spanish_recording(qtbot, window, speech_xx
 
 
 def test_the_window_shadows_this_computers_sound_and_ducks_the_other_stream(
-    qtbot, window, virtual_audio, shadow_models, speech_dir, speech_manifest
+    qtbot, window, virtual_audio, speech_dir, speech_manifest, passage_file_session
 ) -> None:
     """Source "This computer's sound": another application plays a recording on the default output; the voice
     plays on the other output, the application lowered while the voice speaks (by default), and the window's
@@ -254,8 +254,6 @@ def test_the_window_shadows_this_computers_sound_and_ducks_the_other_stream(
     from app.widgets.settings_panel import SOURCE_SYSTEM
     from engine.audio import sound_server
     from engine.pipeline.bench_echo import echo_words
-    from engine.pipeline.config import ShadowConfig
-    from engine.pipeline.shadow import shadow_file
 
     item = _entry(speech_manifest, "ls_2412-153948-0000")
     window.settings_panel.source.setCurrentText(SOURCE_SYSTEM)
@@ -281,7 +279,7 @@ def test_the_window_shadows_this_computers_sound_and_ducks_the_other_stream(
     assert max(v for v in volumes if v is not None) == pytest.approx(1.0, rel=0.01)  # and not before it spoke
     assert not sound_server.state_file_path().exists()  # restored at the end
     report = session.figures.report()
-    from_file = shadow_file(speech_dir / item["wav"], ShadowConfig(), shadow_models, entry=item, speech_chain=False)
+    from_file = passage_file_session  # the same recording's file, default session (tests/conftest.py)
     # One word of 36 over the file session (the issue's bound), from ten sessions (Intel Xeon VM, 2026-12-05): 0.0 in
     # two, 0.028 in eight ("antecedence"), the file session 0.0 in all. This computer's sound starts reaching the
     # capture with its first sound, so the recognizer's steps fall at the same phase of the recording in every session,
@@ -304,15 +302,13 @@ def _stream_volume(application: str) -> float | None:
 
 
 def test_start_with_a_cold_cache_keeps_every_word_said_while_preparing(
-    qtbot, virtual_audio, data_dir, speech_dir, speech_manifest, tmp_path, monkeypatch
+    qtbot, virtual_audio, data_dir, speech_dir, speech_manifest, tmp_path, monkeypatch, passage_file_session
 ) -> None:
     """The first session after installing: nothing loaded, the voice not yet split. Speech is already playing into
     the microphone when Start is pressed; the window says "Preparing" while the models load, and every word is
     committed (as many as the same models commit from the recording's file)."""
     from app.main_window import MainWindow
     from app.session_controller import PREPARING
-    from engine.pipeline.config import ShadowConfig
-    from engine.pipeline.shadow import shadow_file
 
     monkeypatch.setenv(paths.ENV_CACHE_DIR, str(tmp_path / "cold-cache"))
     item = _entry(speech_manifest, "ls_2412-153948-0000")
@@ -335,8 +331,7 @@ def test_start_with_a_cold_cache_keeps_every_word_said_while_preparing(
         window.controller.shutdown()
     assert states[:2] == [PREPARING, "running"]
     report = window.controller.session.figures.report()
-    models = window.controller.models
-    from_file = shadow_file(speech_dir / item["wav"], ShadowConfig(), models, entry=item, speech_chain=False)
+    from_file = passage_file_session  # the same models' files, loaded once for the run (tests/conftest.py)
     assert report["committed_text"].lower().startswith("if the reader"), report["committed_text"]
     # the words said and not committed (a word Whisper adds after the end, "I'll" once, is not a word lost)
     lost = [word_errors([item["text"]], [r["committed_text"]]) for r in (report, from_file)]

@@ -197,7 +197,9 @@ def test_bad_audio_files_give_clear_errors(tmp_path: Path) -> None:
         load_audio(empty)
 
 
-def test_transcribe_command(tmp_path: Path, speech_dir: Path) -> None:
+def test_transcribe_command(tmp_path: Path, speech_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from engine import cli
+
     report_path = tmp_path / "report.json"
     run = subprocess.run(
         [
@@ -223,28 +225,13 @@ def test_transcribe_command(tmp_path: Path, speech_dir: Path) -> None:
         assert name in report
     assert report[m.WER_COMMITTED] <= 0.2
     assert run.stdout.strip()
-    bad = subprocess.run(
-        [sys.executable, "-m", "engine", "transcribe", str(tmp_path / "x.wav")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert bad.returncode == 1 and "not found" in bad.stderr and "Traceback" not in bad.stderr
-    missing_model = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "engine",
-            "transcribe",
-            str(speech_dir / "wav" / "vctk_p225_002.wav"),
-            "--model",
-            str(tmp_path),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert missing_model.returncode == 1 and "no Whisper model" in missing_model.stderr
+    # the errors in this process (``cli.main``): the one command run above is the process a user starts
+    assert cli.main(["transcribe", str(tmp_path / "x.wav")]) == cli.EXIT_ERROR
+    err = capsys.readouterr().err
+    assert "not found" in err and "Traceback" not in err
+    wav = str(speech_dir / "wav" / "vctk_p225_002.wav")
+    assert cli.main(["transcribe", wav, "--model", str(tmp_path)]) == cli.EXIT_ERROR
+    assert "no Whisper model" in capsys.readouterr().err
 
 
 def test_transcribe_realtime_paces_like_a_microphone(tmp_path: Path, speech_dir: Path) -> None:

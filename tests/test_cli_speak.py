@@ -54,18 +54,25 @@ def test_speak_from_stdin_and_policies(tmp_path: Path) -> None:
     assert sf.info(str(out)).frames > 22050
 
 
-def test_speak_reports_bad_input_clearly(tmp_path: Path) -> None:
-    assert speak().returncode == 2
-    assert speak("hi", "--words-per-second", "0").returncode == 2
-    missing = speak("hi", "--voice", str(tmp_path / "nope.onnx"))
-    assert missing.returncode == 1 and "voice model not found" in missing.stderr
-    assert "Traceback" not in missing.stderr
+def test_speak_reports_bad_input_clearly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """In this process (``cli.main``): the exit codes and messages of the command; the voice is loaded for each."""
+    from engine import cli
+
+    def said(*args: str) -> tuple[int, str, str]:
+        code = cli.main(["speak", *args])
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    assert said()[0] == cli.EXIT_USAGE
+    assert said("hi", "--words-per-second", "0")[0] == cli.EXIT_USAGE
+    code, _, err = said("hi", "--voice", str(tmp_path / "nope.onnx"))
+    assert code == cli.EXIT_ERROR and "voice model not found" in err and "Traceback" not in err
     for odd in ("🙂 🎉", "!!!", "*** ..."):  # espeak would say "exclamation", "asterisk asterisk asterisk"
-        nothing = speak(odd)
-        assert nothing.returncode == 0 and "nothing to say" in nothing.stderr, odd
-    one_piece = speak("Hi.")
-    assert one_piece.returncode == 0 and "nan" not in one_piece.stdout, one_piece.stdout
-    assert speak("hi", "--out", str(tmp_path / "no" / "such" / "dir.wav")).returncode == 2
+        code, _, err = said(odd)
+        assert code == cli.EXIT_OK and "nothing to say" in err, odd
+    code, out, _ = said("Hi.")
+    assert code == cli.EXIT_OK and "nan" not in out, out
+    assert said("hi", "--out", str(tmp_path / "no" / "such" / "dir.wav"))[0] == cli.EXIT_USAGE
 
 
 @pytest.mark.audio

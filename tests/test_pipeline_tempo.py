@@ -29,10 +29,12 @@ def _report(models, audio) -> dict:
     return report
 
 
-def test_a_faster_speaker_is_measured_faster_and_the_voice_keeps_pace(shadow_models, speech_manifest, speech_dir):
-    entry = next(e for e in speech_manifest if e["id"] == RECORDING)
+def test_a_faster_speaker_is_measured_faster_and_the_voice_keeps_pace(
+    shadow_models, speech_manifest, speech_dir, passage_file_session
+):
+    entry = next(e for e in speech_manifest if e["id"] == RECORDING)  # the passage_file_session's recording
     audio = load_audio(speech_dir / entry["wav"])
-    normal = _report(shadow_models, audio)["catch_up"]
+    normal = passage_file_session["catch_up"]
     fast = _report(shadow_models, tempo(audio, FASTER))["catch_up"]
     assert normal["speaker_tempo"] is not None and fast["speaker_tempo"] is not None
     # The speed-up sox applied, as the recognizer's word times show it: Whisper's timestamps are coarse (20 ms, a
