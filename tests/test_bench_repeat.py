@@ -62,6 +62,7 @@ def test_bench_shadow_repeated_keeps_every_run_and_their_median(
     assert lines.count("run 1/2:") == 1 and "run 2/2:" in lines and "over 2 runs, median (min to max):" in lines
     probes = [run["speed_probe"] for run in report["repeats"]]  # the machine's speed, before and after each run
     assert all(0 < p[when]["recognizer_min_s"] <= p[when]["recognizer_s"] for p in probes for when in p)
+    assert probes[1]["before"] == probes[0]["after"]  # taken once: nothing ran between the two
     assert over["speed_probe.recognizer_s"]["runs"] == [p["before"]["recognizer_s"] for p in probes]
     assert sum(line.startswith("machine speed (wall time") for line in lines) == 2
     assert any(line.startswith("  underruns ") and "per run" in line for line in lines)
@@ -110,4 +111,5 @@ def test_bench_interpret_repeated_translates_offline_once_and_keeps_every_run(
     assert "bleu_offline - bleu, every run's sentences pooled: " in text
     probes = [r["speed_probe"] for r in report["repeats"]]  # Whisper base translating, timed before and after
     assert all(p["before"]["recognizer_s"] > 0 and p["after"]["voice_s"] > 0 for p in probes)
+    assert probes[1]["before"] == probes[0]["after"]  # taken once: nothing ran between the two
     assert text.count("machine speed (wall time") == 2

@@ -15,7 +15,7 @@ from engine.metrics.wer import corpus_wer, word_errors
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.models import Models
 from engine.pipeline.shadow import shadow_file, spoken_floor
-from engine.pipeline.speed_probe import probe_figure, probe_text, run_probed
+from engine.pipeline.speed_probe import probe_after, probe_figure, probe_text, run_probed
 from engine.pipeline.summary import aggregate_reports, underrun_causes_text
 
 log = logging.getLogger(__name__)
@@ -31,16 +31,20 @@ def run_bench(
     progress: Callable[[str], None] | None = None,
     models: Models | None = None,
     scorer: SessionScorer | None = None,
+    probe_before: dict | None = None,
 ) -> dict:
     """Every recording through ``shadow_file``; the corpus figures are the evaluation's, so the two agree. The
-    report's ``speed_probe`` is fixed work timed on the same models just before and just after the recordings.
-    ``scorer`` adds its figures of the reports (against the transcripts) as ``simuleval``."""
+    report's ``speed_probe`` is fixed work timed on the same models just before and just after the recordings
+    (``probe_before``: one just taken, see ``run_probed``). ``scorer`` adds its figures of the reports (against the
+    transcripts) as ``simuleval``."""
     config = config or ShadowConfig()
     models = models or Models.load(config)
     entries = load_manifest(manifest)
     if not entries:
         raise ValueError(f"{manifest} lists no recordings")
-    return run_probed(models, lambda: _run_entries(manifest, entries, config, models, progress, scorer), progress)
+    return run_probed(
+        models, lambda: _run_entries(manifest, entries, config, models, progress, scorer), progress, before=probe_before
+    )
 
 
 def _run_entries(
@@ -111,9 +115,10 @@ def run_repeated(
     models = Models.load(config)
     if repeat == 1:
         return run_bench(manifest, config, progress, models, scorer)
-    reports = [
-        run_bench(manifest, config, run_progress(progress, run, repeat), models, scorer) for run in range(1, repeat + 1)
-    ]
+    reports: list[dict] = []
+    for run in range(1, repeat + 1):  # each run's probe after it is the next one's before
+        said = run_progress(progress, run, repeat)
+        reports.append(run_bench(manifest, config, said, models, scorer, probe_after(reports[-1] if reports else None)))
     return repeated_report(reports, summarize(reports, SHADOW_FIGURES))
 
 

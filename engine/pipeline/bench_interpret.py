@@ -26,7 +26,7 @@ from engine.pipeline.bench import SIMULEVAL, SessionScorer, simuleval_lines
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.models import Models
 from engine.pipeline.shadow import shadow_file
-from engine.pipeline.speed_probe import probe_text, run_probed
+from engine.pipeline.speed_probe import probe_after, probe_text, run_probed
 from engine.pipeline.summary import underrun_causes, underrun_causes_text
 
 log = logging.getLogger(__name__)
@@ -125,11 +125,9 @@ def run_bench(
         # repeat of a step later. A speaker sets the phase at random, and it moves BLEU by several points, so runs that
         # all take one phase repeat its luck
         phased = replace(base, step_phase_s=(run - 1) / repeat * base.step_s)
-        reports.append(
-            run_probed(
-                models, partial(_one_run, manifest, entries, policies, phased, models, offline, said, scorer), said
-            )
-        )
+        run_once = partial(_one_run, manifest, entries, policies, phased, models, offline, said, scorer)
+        # the probe after a run is the next one's before: nothing runs between them
+        reports.append(run_probed(models, run_once, said, before=probe_after(reports[-1] if reports else None)))
     if repeat == 1:
         return reports[0]
     over = {policy: summarize([r["results"][policy] for r in reports], INTERPRET_FIGURES) for policy in policies}

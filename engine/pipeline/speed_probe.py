@@ -168,13 +168,24 @@ def announced_probe(
 
 
 def run_probed(
-    models: Models, run: Callable[[], dict], progress: Callable[[str], None] | None = None, rounds: int | None = None
+    models: Models,
+    run: Callable[[], dict],
+    progress: Callable[[str], None] | None = None,
+    rounds: int | None = None,
+    before: dict | None = None,
 ) -> dict:
-    """``run()``'s report with ``speed_probe``: the probe just before it and just after it."""
-    before = announced_probe(models, "before", progress, rounds)
+    """``run()``'s report with ``speed_probe``: the probe just before it and just after it. ``before``: a probe
+    taken just now (a repeated benchmark's previous run's ``after``, nothing run since), kept instead of probing
+    again."""
+    before = before or announced_probe(models, "before", progress, rounds)
     report = run()
     report["speed_probe"] = {"before": before, "after": announced_probe(models, "after", progress, rounds)}
     return report
+
+
+def probe_after(report: dict | None) -> dict | None:
+    """The probe taken just after ``report``'s run (the next run's ``before``), None for no report or no probe."""
+    return ((report or {}).get("speed_probe") or {}).get("after")
 
 
 def probe_figure(key: str) -> Callable[[dict], float | None]:
