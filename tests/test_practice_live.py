@@ -136,13 +136,17 @@ def test_the_command_plays_the_source_scores_the_person_and_keeps_the_recording(
     tmp_path: Path,
     data_dir: Path,
     capsys: pytest.CaptureFixture[str],
+    passage_file_session: dict,
 ) -> None:
     """``liveshadow practice SOURCE --live``: progress on stderr while the source plays, the report on stdout, the
-    recording kept, the attempt in the history."""
+    recording kept, the attempt in the history. The pace-setter is the one kept from an earlier attempt (the source's
+    default file session, tests/conftest.py); the first attempt's own run is checked above."""
     from engine import cli
     from engine.practice import history
+    from engine.practice.pace_setter import PaceSetter, keep
 
-    source = _source(speech_dir, speech_manifest)
+    source = _source(speech_dir, speech_manifest)  # passage_file_session's recording
+    keep(PaceSetter.of_session(passage_file_session), source)
     # the person begins 3.5 s after the session: after the microphone's first block (0.4-1.9 s here) and the lead-in
     audio, rate = sf.read(str(source), dtype="float32")
     person = tmp_path / "person.wav"

@@ -55,6 +55,18 @@ class PaceSetter:
     def none(cls) -> PaceSetter:
         return cls([], [])
 
+    @classmethod
+    def of_session(cls, report: dict) -> PaceSetter:
+        """The pace-setter a shadowing (or interpreting) session's report gives: its spoken words."""
+        spoken = [w for w in report["words"] if w.get(m.EAR_VOICE_LAG_S) is not None]
+        return cls(
+            [(float(w["source_end_s"]), float(w[m.EAR_VOICE_LAG_S])) for w in spoken],
+            [
+                {"text": w["text"], "speak_start_s": w.get("speak_start_s"), "speak_end_s": w.get("speak_end_s")}
+                for w in spoken
+            ],
+        )
+
 
 def pace_setter(source: Path, language: str | None = "en", interpret: bool = False, speed: float = 1.0) -> PaceSetter:
     """The machine shadowing (or ``interpret``: interpreting from ``language``, None: detected) the source as played
@@ -79,17 +91,17 @@ def pace_setter(source: Path, language: str | None = "en", interpret: bool = Fal
     except (OSError, RuntimeError, ValueError) as exc:
         log.warning("no pace-setter for %s: %s", source, exc)
         return PaceSetter.none()
-    spoken = [w for w in report["words"] if w.get(m.EAR_VOICE_LAG_S) is not None]
-    result = PaceSetter(
-        [(float(w["source_end_s"]), float(w[m.EAR_VOICE_LAG_S])) for w in spoken],
-        [
-            {"text": w["text"], "speak_start_s": w.get("speak_start_s"), "speak_end_s": w.get("speak_end_s")}
-            for w in spoken
-        ],
-    )
+    result = PaceSetter.of_session(report)
+    keep(result, source, translate_from, speed)
+    return result
+
+
+def keep(result: PaceSetter, source: Path, translate_from: str | None = None, speed: float = 1.0) -> None:
+    """Keep ``result`` as the pace-setter of ``source`` (interpreted from ``translate_from``, played at ``speed``)
+    in the data folder; a folder that cannot be written is only a warning."""
+    cache = _cache_path(source, translate_from, speed)
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
         cache.write_text(json.dumps({"lags": result.lags, "words": result.words}), encoding="utf-8")
     except OSError as exc:
         log.warning("the pace-setter of %s was not kept: %s", source, exc)
-    return result
