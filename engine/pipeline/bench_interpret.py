@@ -118,7 +118,7 @@ def run_bench(
     base = config or ShadowConfig(translate_from=entries[0]["lang"])
     models = Models.load(base)
     offline = offline_translations(models.backend, entries, progress)
-    reports = []
+    reports: list[dict] = []
     for run in range(1, repeat + 1):
         said = run_progress(progress, run, repeat)
         # each run meets the speech at another phase of the recognizer's steps: run k's first step comes (k - 1) /
