@@ -40,7 +40,9 @@ WINDOWS = 6  # the session is summarized in this many equal parts
 # Memory is sampled at the recognizer's steps, at most once per this much of the session's own time. A thread that
 # looked at the session's clock every 50 ms of wall time missed whole seconds of it: a simulated run goes faster
 # than real time (on a faster machine one of a 30 s soak's six windows had no sample) and a loaded machine runs
-# the thread late (a CI run had a 5 s window with fewer than 4 samples).
+# the thread late (a CI run had a 5 s window with fewer than 4 samples). A sample is taken at the first step in
+# each slot of this length: counted from the last sample instead, steps 0.45 s apart (an AMD EPYC VM) were sampled
+# every 0.9 s, and a 3 s window had 3 samples.
 RSS_EVERY_S = 0.5
 
 
@@ -78,7 +80,7 @@ def soak_recordings(entries: list[dict], translate_from: str | None) -> tuple[li
 
 class _SoakListener(SessionListener):
     """Called on the recognizer's thread, read once the session has ended. At each step it samples the process's
-    memory (at most once per ``RSS_EVERY_S`` of the session's time, ``now``) and says how far the soak is; given
+    memory (once per ``RSS_EVERY_S`` slot of the session's time, ``now``) and says how far the soak is; given
     ``source`` (an interpreting soak with references) it files the committed words of each play of a recording, by
     where each word ends in the joined source (the recognizer's word times)."""
 
@@ -90,14 +92,15 @@ class _SoakListener(SessionListener):
         self.memory: list[tuple[float, float]] = []  # (session time, RSS in MB)
         self.words: dict[int, list[str]] = {}
         self._process = psutil.Process()
-        self._last_sample: float | None = None
+        self._last_slot: int | None = None  # the RSS_EVERY_S slot of the session's time last sampled
         self._last_report = -60.0
 
     def on_tentative(self, words: list[str]) -> None:
         at = self.now()
-        if self._last_sample is not None and at - self._last_sample < RSS_EVERY_S:
+        slot = int(at // RSS_EVERY_S)
+        if slot == self._last_slot:
             return
-        self._last_sample = at
+        self._last_slot = slot
         self.memory.append((at, self._process.memory_info().rss / 1e6))
         if self.progress and at - self._last_report >= 60:
             self.progress(f"{at / 60:.0f} of {self.minutes:g} minutes")
