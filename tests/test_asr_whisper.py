@@ -134,3 +134,28 @@ def test_a_failed_decode_is_retried_at_whispers_temperatures_only_when_asked(
         del whisper._model.transcribe
     assert [a["temperature"] for a in asked] == [(0.0,), (0.0, 0.2, 0.4)]
     assert {a["log_prob_threshold"] for a in asked} == {-1.0}
+
+
+def test_a_whole_window_decode_keeps_its_words_unless_the_stock_decode_hears_more() -> None:
+    """The stock decode replaces a whole-window decode only when a word stretched over ``STOPPED_WORD_S`` says it
+    stopped, and only with more words (the real case: tests/test_practice_attempt.py)."""
+    from engine.asr import whisper_backend
+
+    def backend(own: list[Word], stock: list[Word] | None) -> WhisperBackend:
+        fake = object.__new__(WhisperBackend)
+        fake.beam_size = 1
+        fake.transcribe = lambda audio, full_window=False: own  # type: ignore[method-assign]
+
+        def stock_words(audio: np.ndarray, beam_size: int = 1) -> list[Word]:
+            assert stock is not None, "the stock decode ran for a decode that did not stop"
+            return stock
+
+        fake.stock_words = stock_words  # type: ignore[method-assign]
+        return fake
+
+    audio = np.zeros(16000, np.float32)
+    stopped = [Word("to", 0.0, 0.2), Word("my...", 0.2, 0.3 + whisper_backend.STOPPED_WORD_S)]
+    more = [Word("to", 0.0, 0.2), Word("my", 0.2, 0.4), Word("circumstances", 1.8, 2.4)]
+    assert backend(stopped, more).transcribe_offline(audio) == more
+    assert backend(stopped, more[:2]).transcribe_offline(audio) == stopped
+    assert backend(more, None).transcribe_offline(audio) == more

@@ -18,6 +18,9 @@ from engine.practice.attempt import SAMPLE_RATE, load_recognizer, practice_file
 
 pytestmark = pytest.mark.slow
 RECORDING = "ls_2412-153948-0000"  # 11.7 s, a reference transcript, no forced alignment
+# The machine's attempt at RECORDING with "antecedents. Nor of the" cut out (a CI run's, 2026-12-07): 1.4 s of silence
+# after "my", at which the scorer's whole-window decode stopped
+PAUSED_ATTEMPT = Path(__file__).parent / "data" / "attempt_with_a_pause.flac"
 MAX_EVS_ERROR_S = 0.15  # median absolute error of a word's EVS against its recorded play-time lag (issue 57)
 # The EVS median against the session's ear_voice_lag_s median: the scorer's word ends (Whisper's, on the voice)
 # come later than the voice's played ends, by 0.00-0.08 s in eight runs of the fixture and 0.11 s in a ninth (AMD EPYC
@@ -147,6 +150,22 @@ def test_words_cut_out_of_the_attempt_are_missed(machine_attempt, tmp_path: Path
     # the stretch cut is lost (not compared with the whole attempt's longest: a word said between two cut ones, "of"
     # in "nor of the circumstances", split it in one CI run, while the whole attempt had lost 0.86 s elsewhere)
     assert report["longest_lost_s"] >= 0.4, lost
+
+
+def test_an_attempt_paused_mid_sentence_is_heard_past_the_pause(machine_attempt) -> None:
+    """Whisper's whole-window decode wrote "to my..." and timed "my..." over the last 8.3 s: the 24 words after the
+    pause were scored missed. The stock decode (moving on past each segment) hears them."""
+    from engine.asr.offline import transcribe_long
+    from engine.asr.whisper_backend import STOPPED_WORD_S
+
+    backend = machine_attempt["backend"]
+    audio = load_audio(PAUSED_ATTEMPT)
+    alone = backend.transcribe(audio, full_window=True)
+    assert any(w.end_s - w.start_s > STOPPED_WORD_S for w in alone), alone  # the trap this is for
+    heard = [normalize_token(w.text) for w in transcribe_long(backend, audio)]
+    assert len(heard) >= len(alone) + 15 and "circumstances" in heard and heard[-1] == "myself"
+    report = practice_file(machine_attempt["source"], PAUSED_ATTEMPT, backend=backend)
+    assert report["missed_words"] <= 5, report["attempt_text"]  # the four words cut, and a neighbour
 
 
 def test_a_pause_inserted_in_the_attempt_adds_its_length_to_the_evs_after_it(machine_attempt, tmp_path: Path) -> None:

@@ -24,6 +24,10 @@ log = logging.getLogger(__name__)
 
 FRAMES_PER_SECOND = 100  # Whisper's mel frames
 PADDING_MARGIN_S = 0.05  # a word must end this close to the real audio's end, at the latest
+# A word of the whole-window decode stretched over more than this marks a decode that stopped at a pause: after a
+# 1.4 s pause mid-sentence tiny.en wrote "to my..." and timed "my..." over the last 8.3 s, losing 24 words that the
+# stock decode (timestamps, moving on past each segment) hears.
+STOPPED_WORD_S = 3.0
 MAX_REPEATS = 3  # a word repeated more often than this in a row is a decoding loop
 ZERO_DURATION_S = 0.01
 ZERO_RUN = 3  # this many words in a row aligned to no time are a decoding loop
@@ -253,8 +257,17 @@ class WhisperBackend:
 
     def transcribe_offline(self, audio: np.ndarray) -> list[Word]:
         """One recording of up to 30 s at once, with Whisper's own 30 s window: slower than a streaming step
-        but steadier (a short window over a long recording sometimes stops decoding after a word)."""
-        return self.transcribe(audio, full_window=True)
+        but steadier (a short window over a long recording sometimes stops decoding after a word). A decode that
+        stopped at a pause (a word stretched over ``STOPPED_WORD_S``) gives way to the stock decode's words when
+        those are more."""
+        words = self.transcribe(audio, full_window=True)
+        if not any(w.end_s - w.start_s > STOPPED_WORD_S for w in words):
+            return words
+        stock = self.stock_words(audio, self.beam_size)
+        if len(stock) <= len(words):
+            return words
+        log.info("the decode stopped at a pause (%d words); the stock decode's %d words kept", len(words), len(stock))
+        return stock
 
     def transcribe_stock(self, audio: np.ndarray, beam_size: int = 1) -> str:
         """The text of a whole recording decoded faster-whisper's own way, with its defaults but ``beam_size``: 30 s
