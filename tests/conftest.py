@@ -218,27 +218,15 @@ def sonnet_file_session(shadow_models, speech_dir: Path, speech_manifest: list[d
 
 
 @pytest.fixture(scope="session")
-def passage_session_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Where ``passage_file_session`` records (its output.wav: the machine's own attempt at the passage)."""
-    return tmp_path_factory.mktemp("passage-session")
-
-
-@pytest.fixture(scope="session")
-def passage_file_session(
-    shadow_models, speech_dir: Path, speech_manifest: list[dict], passage_session_folder: Path
-) -> dict:
+def passage_file_session(shadow_models, speech_dir: Path, speech_manifest: list[dict]) -> dict:
     """The default session shadowing the 11.7 s read passage ls_2412-153948-0000 from its file, on the compute-aware
-    clock, once per run (about 10 s), recorded in ``passage_session_folder``: the file session that the window's
-    sessions on that recording, the same recording in other formats and at another tempo are measured against, and
-    the machine's attempt the practice scorer is checked on."""
+    clock, once per run (about 10 s): the file session that the window's sessions on that recording, the same
+    recording in other formats and at another tempo are measured against."""
     from engine.pipeline.config import ShadowConfig
     from engine.pipeline.shadow import shadow_file
 
     entry = next(e for e in speech_manifest if e["id"] == "ls_2412-153948-0000")
-    wav = speech_dir / entry["wav"]
-    return shadow_file(
-        wav, ShadowConfig(), shadow_models, record_dir=passage_session_folder, entry=entry, speech_chain=False
-    )
+    return shadow_file(speech_dir / entry["wav"], ShadowConfig(), shadow_models, entry=entry, speech_chain=False)
 
 
 @pytest.fixture

@@ -29,13 +29,16 @@ MAX_MEDIAN_ERROR_S = MAX_EVS_ERROR_S
 
 
 @pytest.fixture(scope="module")
-def machine_attempt(speech_dir, speech_manifest, passage_file_session, passage_session_folder) -> dict:
-    """The machine shadows the recording (tests/conftest.py); its output.wav, played-word lags and the attempt's
-    score."""
-    entry = next(e for e in speech_manifest if e["id"] == RECORDING)  # passage_file_session's recording
+def machine_attempt(tmp_path_factory: pytest.TempPathFactory, shadow_models, speech_dir, speech_manifest) -> dict:
+    """The machine shadows the recording; its output.wav, played-word lags and the attempt's score."""
+    from engine.pipeline.config import ShadowConfig
+    from engine.pipeline.shadow import shadow_file
+
+    entry = next(e for e in speech_manifest if e["id"] == RECORDING)
+    folder = tmp_path_factory.mktemp("machine")
     source = speech_dir / entry["wav"]
-    session = passage_file_session
-    attempt = passage_session_folder / "output.wav"
+    session = shadow_file(source, ShadowConfig(), shadow_models, record_dir=folder, entry=entry, speech_chain=False)
+    attempt = folder / "output.wav"
     backend = load_recognizer("en")  # what the command uses (the session's own decodes stop at 96 tokens)
     report = practice_file(source, attempt, backend=backend)
     return {"source": source, "attempt": attempt, "session": session, "report": report, "backend": backend}
