@@ -37,7 +37,7 @@ from engine.pipeline.summary import UNDERRUNS_FORCED, UNDERRUNS_SHORT_NOTICE
 log = logging.getLogger(__name__)
 
 WINDOWS = 6  # the session is summarized in this many equal parts
-# Memory is sampled at the recognizer's steps, at most once per this much of the session's own time. A thread that
+# Memory is sampled at the recognizer's steps, once in each slot of this much of the session's own time. A thread that
 # looked at the session's clock every 50 ms of wall time missed whole seconds of it: a simulated run goes faster
 # than real time (on a faster machine one of a 30 s soak's six windows had no sample) and a loaded machine runs
 # the thread late (a CI run had a 5 s window with fewer than 4 samples). A sample is taken at the first step in
