@@ -92,16 +92,19 @@ def pace_setter(source: Path, language: str | None = "en", interpret: bool = Fal
         log.warning("no pace-setter for %s: %s", source, exc)
         return PaceSetter.none()
     result = PaceSetter.of_session(report)
-    keep(result, source, translate_from, speed)
+    _keep(result, cache)
     return result
 
 
 def keep(result: PaceSetter, source: Path, translate_from: str | None = None, speed: float = 1.0) -> None:
     """Keep ``result`` as the pace-setter of ``source`` (interpreted from ``translate_from``, played at ``speed``)
     in the data folder; a folder that cannot be written is only a warning."""
-    cache = _cache_path(source, translate_from, speed)
+    _keep(result, _cache_path(source, translate_from, speed))
+
+
+def _keep(result: PaceSetter, cache: Path) -> None:
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
         cache.write_text(json.dumps({"lags": result.lags, "words": result.words}), encoding="utf-8")
     except OSError as exc:
-        log.warning("the pace-setter of %s was not kept: %s", source, exc)
+        log.warning("the pace-setter was not kept in %s: %s", cache, exc)
