@@ -26,12 +26,13 @@ from tests import virtual_audio as va
 pytestmark = [pytest.mark.audio, pytest.mark.slow]
 
 SOURCE_ID = "ls_2412-153948-0000"  # 11.7 s, 36 words
+SHORT_ID = "ls_61-70968-0000"  # 4.9 s, 17 words: a delay is measured as well on it, in half the time
 DELAY_S = 1.0
 AFTER_S = 3.0  # the session is stopped this long after the source ends
 
 
-def _entry(speech_manifest: list[dict]) -> dict:
-    return next(e for e in speech_manifest if e["id"] == SOURCE_ID)
+def _entry(speech_manifest: list[dict], recording: str = SOURCE_ID) -> dict:
+    return next(e for e in speech_manifest if e["id"] == recording)
 
 
 def _play(audio: va.VirtualAudio, wav: Path) -> subprocess.Popen:
@@ -104,7 +105,7 @@ def test_a_delayed_attempt_scores_as_the_kept_files_offline_and_as_their_delay(
     kept files within 0.1 s."""
     from engine.practice.attempt import practice_file
 
-    source = speech_dir / _entry(speech_manifest)["wav"]
+    source = speech_dir / _entry(speech_manifest, SHORT_ID)["wav"]
     audio, rate = sf.read(str(source), dtype="float32")
     late = tmp_path / "late.wav"
     sf.write(str(late), np.concatenate([np.zeros(int(DELAY_S * rate), np.float32), audio]), rate)

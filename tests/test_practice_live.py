@@ -22,6 +22,7 @@ from tests import virtual_audio as va
 pytestmark = [pytest.mark.audio, pytest.mark.slow]
 
 SOURCE_ID = "ls_2412-153948-0000"  # 11.7 s, 36 words
+SHORT_ID = "ls_61-70968-0000"  # 4.9 s, 17 words: a delay is measured as well on it, in half the time
 DELAY_S = 1.0
 
 
@@ -32,8 +33,8 @@ def practice_backend():
     return load_recognizer("en")
 
 
-def _source(speech_dir: Path, speech_manifest: list[dict]) -> Path:
-    return speech_dir / next(e for e in speech_manifest if e["id"] == SOURCE_ID)["wav"]
+def _source(speech_dir: Path, speech_manifest: list[dict], recording: str = SOURCE_ID) -> Path:
+    return speech_dir / next(e for e in speech_manifest if e["id"] == recording)["wav"]
 
 
 def _run(session: PracticeSession, on_playing=None) -> list:
@@ -104,7 +105,7 @@ def test_a_delayed_attempt_on_the_microphone_scores_as_the_same_files_offline(
     (found in the recording by correlation)."""
     from engine.practice.attempt import practice_file
 
-    source = _source(speech_dir, speech_manifest)
+    source = _source(speech_dir, speech_manifest, SHORT_ID)
     audio, rate = sf.read(str(source), dtype="float32")
     attempt = tmp_path / "attempt_in.wav"
     sf.write(str(attempt), np.concatenate([np.zeros(int(DELAY_S * rate), np.float32), audio]), rate)
