@@ -441,3 +441,22 @@ def test_the_next_session_on_the_same_route_starts_from_the_learned_path() -> No
     for number in range(EchoMemory.MAX_ROUTES + 2):
         memory.put(("route", number), None, 0.0)
     assert memory.get(("route", 0)) is None and memory.get(("route", EchoMemory.MAX_ROUTES + 1)) is not None
+
+
+def test_a_capture_time_creeping_a_few_ms_a_block_keeps_the_reference_read_and_a_dropped_block_re_reads_it() -> None:
+    """A live capture's block times on the session clock creep while its origin estimate settles (6-8 ms a block
+    over the first second on the test server, 55-80 ms in all): summed against the anchor, that re-read the track
+    60 ms off late in a session. Only a jump between two blocks (one dropped) re-reads it."""
+    far = _speechlike(4.0, 2)
+    track = PlayedTrack()
+    track.write(far, RATE, 0.0)
+    near = np.concatenate([np.zeros(80, np.float32), far[:-80]])  # the voice itself, 5 ms late
+    block = 1600  # 0.1 s
+    path = EchoPath("cancel", track, path="digital")
+    for number, first in enumerate(range(0, 20 * block, block)):
+        creep_s = -0.007 * min(number, 10)  # 70 ms earlier in all, 7 ms a block
+        path.process(near[first : first + block], first / RATE + creep_s)
+    assert path.reanchored == 0
+    dropped = 21 * block  # block 20 never came
+    path.process(near[dropped : dropped + block], dropped / RATE - 0.07)
+    assert path.reanchored == 1
