@@ -206,18 +206,6 @@ def shadow_models():
 
 
 @pytest.fixture(scope="session")
-def sonnet_file_session(shadow_models, speech_dir: Path, speech_manifest: list[dict]) -> dict:
-    """The default session shadowing the 51 s sonnet from its file, on the compute-aware clock, once per run: the
-    reference the live route hearing the same recording is measured against (tests/test_system_sound.py). Over ten
-    step phases it commits 0.082-0.123 of WER (Intel Xeon VM, 2026-12-05)."""
-    from engine.pipeline.config import ShadowConfig
-    from engine.pipeline.shadow import shadow_file
-
-    entry = next(e for e in speech_manifest if e["id"] == "librivox_sonnet002")  # 51 s, 115 words
-    return shadow_file(speech_dir / entry["wav"], ShadowConfig(), shadow_models, entry=entry, speech_chain=False)
-
-
-@pytest.fixture(scope="session")
 def passage_file_session(shadow_models, speech_dir: Path, speech_manifest: list[dict]) -> dict:
     """The default session shadowing the 11.7 s read passage ls_2412-153948-0000 from its file, on the compute-aware
     clock, once per run (about 10 s): the file session that the window's sessions on that recording, the same
