@@ -269,7 +269,7 @@ def test_bench_echo_shadows_in_a_room_and_cancel_stops_the_echo(tmp_path, speech
     from engine.metrics import names as m
     from engine.pipeline.bench_echo import format_table, run_bench
 
-    entry = next(e for e in speech_manifest if e["id"] == "ls_2412-153948-0000")  # 11.7 s
+    entry = next(e for e in speech_manifest if e["id"] == "ls_61-70968-0000")  # 4.9 s
     manifest = tmp_path / "manifest.jsonl"
     manifest.write_text(json.dumps({**entry, "wav": str(speech_dir / entry["wav"])}) + "\n")
     report = run_bench(manifest, routes=("off", "cancel"), models=shadow_models, ablate=True)
@@ -277,8 +277,9 @@ def test_bench_echo_shadows_in_a_room_and_cancel_stops_the_echo(tmp_path, speech
     # the room played the voice at about the asked level (-7.5 and -7.8 dB heard for -6 asked, Intel Xeon VM): a
     # failure below then is the recognizer's, not a voice that never reached the microphone
     assert off[m.ECHO_HEARD_DB] > report["config"]["echo_db"] - 6, off
-    # unguarded, the voice is heard: its words spoken again (8-13 here), or in one CI run none of them but the
-    # speaker's words lost under it; either way far from the transcript
+    # unguarded, the voice is heard: its words spoken again (1 and 14 in two runs here, AMD EPYC VM; 8-13 on the
+    # 11.7 s passage), or in one CI run none of them but the speaker's words lost under it; either way far from the
+    # transcript (WER 0.82 and 0.94, against 0.24 and 0.35 cancelled)
     assert off[m.ECHO_WORDS] > 0 or off[m.WER_COMMITTED] > 0.3, off
     # cold on its one recording, cancel let one word through in one of two CI runs (the whole set: docs/RESULTS.md)
     assert cancel[m.ECHO_WORDS] <= 1

@@ -66,7 +66,7 @@ def test_the_speaker_heard_as_the_microphone_has_an_ear_voice_span_of_zero(
 ) -> None:
     """The microphone is the speaker's monitor: the attempt is the source as it played, to the sample, so every word
     is said with an EVS of 0 — whatever the devices' latencies, which the session must place on one clock."""
-    source = _source(speech_dir, speech_manifest)
+    source = _source(speech_dir, speech_manifest, SHORT_ID)
     virtual_audio.pactl("set-default-source", va.SPEAKER_MONITOR)
     # a listener at 10 ms keeps the monitor delivering as a device does (test_play_times), not in late bursts
     try:
@@ -79,18 +79,18 @@ def test_the_speaker_heard_as_the_microphone_has_an_ear_voice_span_of_zero(
     report = session.report
     assert report is not None
     evs = report["evs_s"]
-    assert evs["n"] >= 30 and abs(evs["median"]) < 0.1, evs
+    assert evs["n"] >= 14 and abs(evs["median"]) < 0.1, evs  # of its 17 words
     assert abs(report["live"]["evs_s"]["median"]) < 0.1, report["live"]
     assert report["missed_words"] <= 2 and report["accuracy"] >= 0.9
     # the marks, five times a second: words were said while the source still played, none counted before it played
     during = [s for s in snaps if s.state is PracticeState.RUNNING and 0 < s.position_s < s.duration_s]
-    assert len(during) >= 5 * 8
+    assert len(during) >= 5 * 3
     assert any(s.median_evs_s is not None for s in during)
     for snap in during:
         assert all(w.state is WordState.AHEAD for w in snap.words if w.start_s > snap.position_s + 0.5)
     # the pace-setter: the machine shadowing the same recording, kept for the next attempt
     machine = report["machine_lag_s"]
-    assert machine["n"] >= 25 and 0.3 < machine["median"] < 5.0, machine
+    assert machine["n"] >= 12 and 0.3 < machine["median"] < 5.0, machine
     assert any(s.pace for s in during) and len(list((data_dir / "pace-setter").glob("*.json"))) == 1
     recorded = load_audio(tmp_path / "rec" / ATTEMPT_FILE)
     played = load_audio(source)

@@ -56,7 +56,9 @@ class _SlowBackend:
 
 
 @pytest.mark.slow
-def test_the_probe_times_the_models_it_is_given_and_puts_the_language_back(shadow_models: Models) -> None:
+def test_the_probe_times_the_models_it_is_given_and_puts_the_language_back(
+    shadow_models: Models, monkeypatch: pytest.MonkeyPatch
+) -> None:
     backend = _SlowBackend(0.05, language=None)  # a translating recognizer that detects the language
     models = Models(backend, shadow_models.vad, shadow_models.voice)  # type: ignore[arg-type]
     probe = probe_speed(models, rounds=3)
@@ -67,6 +69,16 @@ def test_the_probe_times_the_models_it_is_given_and_puts_the_language_back(shado
     assert probe.recording_s == pytest.approx(2 * probe.voice_audio_s + 0.5, abs=0.01)
     assert backend.heard_s == [pytest.approx(probe.recording_s)] * len(backend.heard_s)
     assert 0 < probe.voice_min_s <= probe.voice_s < probe.voice_audio_s
+    # the probe's sentence and the warm-up are made once per set of models, not again at each probe
+    from engine.pipeline import speed_probe
+    from engine.tts.frontend import FrontEnd
+
+    made: list[object] = []
+    monkeypatch.setattr(speed_probe, "FrontEnd", lambda config: made.append(config) or FrontEnd(config))
+    probe_speed(models, rounds=1)
+    assert made == []
+    probe_speed(Models(backend, shadow_models.vad, shadow_models.voice), rounds=1)  # type: ignore[arg-type]
+    assert len(made) == 1
 
 
 @pytest.mark.slow
