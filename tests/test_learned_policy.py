@@ -252,4 +252,7 @@ def test_bench_shadow_compares_voice_policies_in_one_run(tmp_path, speech_manife
         assert run["config"]["tts_policy"] == used and run["config"]["tts_policy_used"] == name
         distance = run["results"]["default"]["word_distance_db"]
         assert distance["n"] > 5 and 0 < distance["mean"] < 20
+    # the runs share one load of the models, and each run's probe after it is the next one's before
+    probes = [run["speed_probe"] for run in runs.values()]
+    assert all(later["before"] == earlier["after"] for earlier, later in zip(probes[:-1], probes[1:], strict=True))
     assert cli.main(["bench", "shadow", "--manifest", str(manifest), "--policies", "lookahead-1,sometimes"]) == 2

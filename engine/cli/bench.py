@@ -219,9 +219,13 @@ def _run_bench(args: argparse.Namespace) -> int:
             except argparse.ArgumentTypeError as exc:
                 return fail(str(exc), EXIT_USAGE)
             from engine.eval.runner import tts_config
+            from engine.pipeline.models import Models
 
             scorer = simuleval_scorer()
             reports = {}
+            # runs on the same models share them, and a run's probe after it is the next one's before
+            models: Models | None = None
+            before: dict | None = None
             preset_choices: list[Preset | None] = [*presets] or [None]
             policy_choices: list[str | None] = [*policies] or [None]
             for name in names:
@@ -232,9 +236,13 @@ def _run_bench(args: argparse.Namespace) -> int:
                         run_config = replace(run_config, **tts_config(policy)) if policy else run_config
                         parts = (name if len(names) > 1 else None, item and item.key, policy)
                         label = " · ".join(x for x in parts if x)
-                        reports[label or TINY_EN] = stage_bench.run_repeated(
-                            manifest, args.repeat, run_config, progress, scorer
+                        if models is None or models.key != run_config.models_key():
+                            models, before = Models.load(run_config), None
+                        done = stage_bench.run_repeated(
+                            manifest, args.repeat, run_config, progress, scorer, models, before
                         )
+                        reports[label or TINY_EN] = done
+                        before = stage_bench.last_probe(done)
             for label, one in reports.items():
                 if len(reports) > 1:
                     print(f"{label}:")

@@ -107,19 +107,28 @@ def run_repeated(
     config: ShadowConfig | None = None,
     progress: Callable[[str], None] | None = None,
     scorer: SessionScorer | None = None,
+    models: Models | None = None,
+    probe_before: dict | None = None,
 ) -> dict:
-    """``run_bench`` ``repeat`` times with the models loaded once; a single run's report when ``repeat`` is 1."""
+    """``run_bench`` ``repeat`` times with the models loaded once (``models``: loaded for ``config`` already); a
+    single run's report when ``repeat`` is 1. ``probe_before``: see ``run_bench``."""
     if repeat < 1:
         raise ValueError(f"repeat must be at least 1, not {repeat}")
     config = config or ShadowConfig()
-    models = Models.load(config)
+    models = models or Models.load(config)
     if repeat == 1:
-        return run_bench(manifest, config, progress, models, scorer)
+        return run_bench(manifest, config, progress, models, scorer, probe_before)
     reports: list[dict] = []
     for run in range(1, repeat + 1):  # each run's probe after it is the next one's before
         said = run_progress(progress, run, repeat)
-        reports.append(run_bench(manifest, config, said, models, scorer, probe_after(reports[-1] if reports else None)))
+        before = probe_after(reports[-1]) if reports else probe_before
+        reports.append(run_bench(manifest, config, said, models, scorer, before))
     return repeated_report(reports, summarize(reports, SHADOW_FIGURES))
+
+
+def last_probe(report: dict) -> dict | None:
+    """The probe taken after ``report``'s last run (of a repeated report, its last repeat's)."""
+    return probe_after(report["repeats"][-1] if "repeats" in report else report)
 
 
 def _default(report: dict, key: str, part: str | None = None) -> Any:  # a figure, or a dict of them (per recording)
