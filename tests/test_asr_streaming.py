@@ -107,7 +107,8 @@ def test_buffer_stays_bounded_and_nothing_is_lost_on_the_long_passage(
 ) -> None:
     """The 51 s sonnet (offline: its first 29 s, past the 25 s cap, the buffer held whole until then). How far
     behind the stream ends is the machine's speed: ``bench asr`` reports it (``behind_s``), a test does not. Steps of
-    a second: the buffer's bound and the words kept do not depend on how often it is decoded, the test's time does."""
+    two seconds: the buffer's bound and the words kept do not depend on how often it is decoded, the test's time
+    does (la2 committed 114 and 113 of the 115 words at steps of 1 and 2 s, offline 63 and 64 of 64, AMD EPYC)."""
     item = entry(speech_manifest, "librivox_sonnet002")
     audio = load_audio(speech_dir / item["wav"])
     said = item["text"].split()
@@ -116,9 +117,9 @@ def test_buffer_stays_bounded_and_nothing_is_lost_on_the_long_passage(
         said = said[: len(whisper.transcribe_offline(audio))]
     vad.reset()
     recognizer = StreamingRecognizer(whisper, make_commit_policy(commit), vad)
-    run = run_stream(audio, recognizer, SimulatedClock(), min_step_s=1.0)
+    run = run_stream(audio, recognizer, SimulatedClock(), min_step_s=2.0)
     assert max(run.step_buffer_s) <= recognizer.config.max_buffer_s
-    assert len(run.committed) > 0.85 * len(said)
+    assert len(run.committed) > 0.85 * len(said), (len(run.committed), len(said))
 
 
 def test_a_decode_below_whispers_confidence_mark_gives_no_words(whisper, speech_manifest, speech_dir) -> None:

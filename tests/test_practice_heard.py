@@ -71,7 +71,7 @@ def test_the_sound_heard_also_on_the_microphone_has_an_ear_voice_span_of_zero(
     """The microphone is the speaker's monitor too: the person says every word as it plays, so the EVS is 0 whatever
     the two captures' latencies, which the session must place on one clock. The source's words, which nobody gave
     the session, are recognized live as it plays and whole at the end."""
-    entry = _entry(speech_manifest, SHORT_ID)
+    entry = _entry(speech_manifest)
     source = speech_dir / entry["wav"]
     virtual_audio.pactl("set-default-source", va.SPEAKER_MONITOR)
     try:
@@ -83,7 +83,7 @@ def test_the_sound_heard_also_on_the_microphone_has_an_ear_voice_span_of_zero(
     report = session.report
     assert report is not None and "this computer's sound" in report["source"]
     assert report["source_words_from"] == "the recognizer"
-    assert abs(report["evs_s"]["median"]) < 0.1 and report["evs_s"]["n"] >= 14, report["evs_s"]  # of 17
+    assert abs(report["evs_s"]["median"]) < 0.1 and report["evs_s"]["n"] >= 30, report["evs_s"]
     assert abs(report["live"]["evs_s"]["median"]) < 0.1, report["live"]
     assert report["accuracy"] >= 0.9 and report["missed_words"] <= 2
     assert wer(entry["text"], report["source_text"]) <= 0.1
@@ -91,10 +91,10 @@ def test_the_sound_heard_also_on_the_microphone_has_an_ear_voice_span_of_zero(
     # live: open-ended, the source's words grow as they are heard, marked as the person says them
     assert all(s.open_ended for s in snaps) and not snaps[0].words
     counts = [len(s.words) for s in snaps]
-    assert counts == sorted(counts) and counts[len(counts) // 2] >= 3 and counts[-1] >= 14
+    assert counts == sorted(counts) and counts[len(counts) // 2] >= 5 and counts[-1] >= 30
     assert any(s.median_evs_s is not None for s in snaps[: len(snaps) // 2 + 1])
     kept = load_audio(tmp_path / "rec" / SOURCE_FILE), load_audio(tmp_path / "rec" / ATTEMPT_FILE)
-    assert kept[0].size == kept[1].size and kept[0].size / 16000 > 4.9 + AFTER_S - 1.0
+    assert kept[0].size == kept[1].size and kept[0].size / 16000 > 11.7 + AFTER_S - 1.0
 
 
 def test_a_delayed_attempt_scores_as_the_kept_files_offline_and_as_their_delay(
