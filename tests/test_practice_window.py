@@ -90,16 +90,22 @@ def test_a_practice_in_the_window_marks_words_live_then_sums_up_shows_progress_a
     speech_manifest: list[dict],
     tmp_path: Path,
     artifacts_dir: Path,
+    passage_file_session: dict,
 ) -> None:
+    from engine.practice.pace_setter import PaceSetter, keep
+
     entry = next(e for e in speech_manifest if e["id"] == MARKED_LIVE_ID)
     source = speech_dir / entry["wav"]
+    # the pace-setter kept from an earlier attempt: the source's default file session (tests/conftest.py); the first
+    # attempt's own run of it is checked in tests/test_practice_live.py
+    keep(PaceSetter.of_session(passage_file_session), source)
     audio, rate = sf.read(str(source), dtype="float32")
     person = tmp_path / "person.wav"  # the person shadows 1.2 s behind
     sf.write(str(person), np.concatenate([np.zeros(int(1.2 * rate), np.float32), audio]), rate)
     _practise(window, source)
     view = window.practice.view
     window.start_button.click()
-    qtbot.waitUntil(lambda: window.state == "running", timeout=120_000)  # the pace-setter runs while preparing
+    qtbot.waitUntil(lambda: window.state == "running", timeout=120_000)
     assert window.status_label.text() == "Practising" and window.stop_button.isEnabled()
     qtbot.waitUntil(lambda: window.practice.controller.snapshot().position_s > 0, timeout=10_000)
     speaking = virtual_audio.play_into_mic(person)

@@ -37,6 +37,7 @@ GATE_BLOCK_S = 0.1  # a recording's intake is gated in blocks of this length, as
 # server's loopback), and a path moved by that is off by dozens of samples, cancelling little above a few hundred Hz.
 REALIGN_ABOVE_S = 0.01
 REANCHOR_S = 0.05  # a block this far from where the last one ended (a dropped block, a new clock) re-reads the track
+NOTE_GAP_S = 0.015  # a smaller move than that, beyond the origin estimate's creep, is only logged
 
 
 class EchoGate:
@@ -159,7 +160,10 @@ class EchoPath:
         # against the anchor that creep re-read the track late in a session, 60 ms off, just as the voice's last
         # words played alone (they came back as words nobody said in 8 of 13 such sessions).
         wanted = start_s - self.hint_s
-        jumped = self._last_end_s is not None and abs(wanted - self._last_end_s) > REANCHOR_S
+        gap_s = 0.0 if self._last_end_s is None else wanted - self._last_end_s
+        jumped = abs(gap_s) > REANCHOR_S
+        if NOTE_GAP_S < abs(gap_s) <= REANCHOR_S:
+            log.info("echo canceller: a capture block %+.0f ms from where the last one ended (read on)", gap_s * 1000)
         if self._next_s is None or jumped:
             if self._next_s is not None:  # what the delay estimator holds is on the old alignment: measure again
                 self.reanchored += 1
