@@ -80,9 +80,6 @@ class _ProbeWork:
         self.recording = np.concatenate([spoken, pause, spoken])
         self.recognizer_step()  # warm up
 
-    def serves(self, models: Models) -> bool:
-        return self.voice is models.voice and self.backend is models.backend
-
     def voice_piece(self) -> np.ndarray:
         latent, _ = self.voice.stage1(self.ids)
         return self.voice.stage2(latent)
@@ -97,7 +94,7 @@ _prepared: weakref.WeakKeyDictionary[Models, _ProbeWork] = weakref.WeakKeyDictio
 
 def _probe_work(models: Models) -> _ProbeWork:
     work = _prepared.get(models)
-    if work is None or not work.serves(models):
+    if work is None:
         work = _prepared[models] = _ProbeWork(models)
     return work
 
