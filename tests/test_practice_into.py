@@ -85,7 +85,7 @@ def talk(tmp_path_factory: pytest.TempPathFactory, speech_xx_dir: Path) -> dict:
     from engine.tts.voice import TwoStageVoice
 
     entries = {e["id"]: e for e in map(json.loads, (speech_xx_dir / "manifest.jsonl").read_text().splitlines())}
-    voice = TwoStageVoice(cache_root=tmp_path_factory.mktemp("voices"))
+    voice = TwoStageVoice()
     folder = tmp_path_factory.mktemp("talk")
     source, person, placed = [], np.zeros(0, np.float32), []
     at = 0.0

@@ -20,6 +20,9 @@ from tests import virtual_audio as va
 pytestmark = [pytest.mark.audio, pytest.mark.slow]
 
 SOURCE_ID = "ls_2412-153948-0000"  # 11.7 s, 36 words: its transcript has no punctuation, the pauses cut it
+# from "nor of the circumstances" on (7.3 s, two sentences of about 3 s, cut at the pause before "the narrative"):
+# the whole passage's first sentence of 7.6 s made the played program 26 s long, this one 16 s
+CUT_S = 4.43  # in the pause after "antecedents" (4.26-4.60 s)
 REPEAT_AFTER_S = 0.5  # the person starts each sentence's copy this long after the sentence's last word
 RATE = 16000
 # the person's copy reaches the recording 0.0-0.3 s after it was meant to (paplay's start), found by correlation; the
@@ -45,7 +48,9 @@ def test_each_sentence_played_is_repeated_in_its_pause_and_scored(
     from engine.practice.attempt import load_recognizer, practice_file
 
     backend = load_recognizer("en")
-    source = speech_dir / next(e for e in speech_manifest if e["id"] == SOURCE_ID)["wav"]
+    passage = load_audio(speech_dir / next(e for e in speech_manifest if e["id"] == SOURCE_ID)["wav"])
+    source = tmp_path / "source.wav"
+    sf.write(str(source), passage[round(CUT_S * RATE) :], RATE, subtype="FLOAT")
     session = PracticeSession(source, record_dir=tmp_path / "rec", backend=backend, sentence_by_sentence=True)
     session.prepare()
     sentences = session.program.played if session.program else None

@@ -15,6 +15,7 @@ from engine.audio.io import load_audio
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.sources import open_source
 from tests import virtual_audio as va
+from tests.echo_trace import echo_trace
 
 pytestmark = pytest.mark.audio
 RECORDING = "ls_2412-153948-0000"  # 11.7 s
@@ -79,7 +80,7 @@ def test_a_duck_left_by_a_killed_session_is_restored_at_the_next_start(virtual_a
 
 
 def test_with_the_voice_on_the_output_heard_its_own_sound_is_cancelled(
-    virtual_audio, shadow_models, speech_dir, speech_manifest, passage_file_session
+    virtual_audio, shadow_models, speech_dir, speech_manifest, passage_file_session, tmp_path
 ) -> None:
     """Another application plays a recording on the virtual speaker, liveshadow hears that speaker's monitor and
     speaks on the same speaker: the voice's exact samples are cancelled from what it hears, so it commits the
@@ -95,7 +96,8 @@ def test_with_the_voice_on_the_output_heard_its_own_sound_is_cancelled(
     wav = speech_dir / entry["wav"]
     source = open_source("system", ShadowConfig(output_device=f"pulse:{va.SPEAKER_SINK}"))
     assert source.loops and source.config.echo_guard == "cancel"
-    session = ShadowSession(ducked(source), shadow_models)
+    session = ShadowSession(ducked(source), shadow_models, record_dir=tmp_path / "session")
+    session.keep_heard = True
     session.start_live(source.capture)
     time.sleep(1.0)
     player = subprocess.Popen(["paplay", f"--device={va.SPEAKER_SINK}", str(wav)], env=virtual_audio.env())
@@ -116,5 +118,6 @@ def test_with_the_voice_on_the_output_heard_its_own_sound_is_cancelled(
     words = [(w["text"], round(w["source_start_s"], 1)) for w in report["words"]]
     assert wer(entry["text"], report["committed_text"]) <= from_file + 0.12, (
         f"{report['committed_text']} | echo: {report['echo']} | pace: {report.get('pace')} | words: {words}"
+        f" | trace: {echo_trace(session)}"
     )
     assert echo_words(report["words"], entry["text"]) == [], report["committed_text"]

@@ -23,8 +23,8 @@ TEXT = "The player speaks each piece as soon as it is ready, without a gap betwe
 
 
 @pytest.fixture(scope="module")
-def voice(tmp_path_factory: pytest.TempPathFactory) -> TwoStageVoice:
-    return TwoStageVoice(cache_root=tmp_path_factory.mktemp("voices"))
+def voice() -> TwoStageVoice:
+    return TwoStageVoice()  # the run's private cache (conftest): the split is made once per run
 
 
 def test_worker_pieces_play_into_the_speaker_and_match(

@@ -23,13 +23,13 @@ TEXT = (
 
 
 @pytest.fixture(scope="module")
-def voice(tmp_path_factory: pytest.TempPathFactory) -> TwoStageVoice:
-    return TwoStageVoice(cache_root=tmp_path_factory.mktemp("voices"))
+def voice() -> TwoStageVoice:
+    return TwoStageVoice()  # the run's private cache (conftest): the split is made once per run
 
 
 @pytest.fixture(scope="module")
 def reference(voice: TwoStageVoice):
-    return synthesize_text(IncrementalSynthesizer(voice, make_policy("full")), TEXT)
+    return made(voice, "full")[1:]
 
 
 def run(voice: TwoStageVoice, policy: str, text: str = TEXT):
@@ -38,9 +38,21 @@ def run(voice: TwoStageVoice, policy: str, text: str = TEXT):
     return synthesizer, audio, pieces
 
 
+_MADE: dict[tuple[int, str], tuple] = {}
+
+
+def made(voice: TwoStageVoice, policy: str):
+    """``run(voice, policy)`` on ``TEXT``, made once per voice: the voice's noise is seeded, so every run of it is the
+    same (``test_reproducible_with_a_seed`` makes a second one and compares)."""
+    key = (id(voice), policy)
+    if key not in _MADE:
+        _MADE[key] = run(voice, policy)
+    return _MADE[key]
+
+
 def test_every_word_is_spoken_once_in_order(voice: TwoStageVoice) -> None:
     for policy in ("full", "naive", "lookahead-1"):
-        _, audio, pieces = run(voice, policy)
+        _, audio, pieces = made(voice, policy)
         spoken = [w.text for p in pieces for w in p.words]
         assert spoken == TEXT.split(), policy
         assert audio.size > 0 and np.isfinite(audio).all()
@@ -50,7 +62,7 @@ def test_lookahead_1_is_closer_to_full_sentence_than_naive(voice: TwoStageVoice,
     full_audio, full_pieces = reference
     means = {}
     for policy in ("naive", "lookahead-1"):
-        _, audio, pieces = run(voice, policy)
+        _, audio, pieces = made(voice, policy)
         distances = word_distances_db(audio, pieces, full_audio, full_pieces, voice.sample_rate)
         assert len(distances) == len(TEXT.split())
         means[policy] = float(np.mean(distances))
@@ -66,7 +78,7 @@ def test_lookahead_with_the_whole_sentence_equals_full_synthesis(voice: TwoStage
 
 
 def test_seams_equal_a_one_shot_decode(voice: TwoStageVoice) -> None:
-    synthesizer, audio, pieces = run(voice, "lookahead-1")
+    synthesizer, audio, pieces = made(voice, "lookahead-1")
     assert len(pieces) > 3
     one_shot = voice.stage2(synthesizer.last_sentence_latent)
     assert snr_db(audio, one_shot) >= 60
@@ -80,7 +92,7 @@ def test_without_overlap_the_seams_are_not_exact(voice: TwoStageVoice) -> None:
 
 
 def test_reproducible_with_a_seed(voice: TwoStageVoice) -> None:
-    first = run(voice, "lookahead-1")[1]
+    first = made(voice, "lookahead-1")[1]
     assert np.array_equal(first, run(voice, "lookahead-1")[1])
 
 
@@ -91,7 +103,7 @@ def test_words_arriving_one_by_one_give_the_same_audio(voice: TwoStageVoice) -> 
         pieces.extend(synthesizer.feed([word]))
     pieces.extend(synthesizer.flush())
     streamed = np.concatenate([p.samples for p in pieces])
-    assert np.array_equal(streamed, run(voice, "lookahead-1")[1])
+    assert np.array_equal(streamed, made(voice, "lookahead-1")[1])
 
 
 def test_each_word_carries_the_speaking_rate_its_frames_were_made_at(voice: TwoStageVoice) -> None:
@@ -99,7 +111,7 @@ def test_each_word_carries_the_speaking_rate_its_frames_were_made_at(voice: TwoS
     the frames a piece holds for the next seam is delivered by the next piece, which may be made at another rate;
     the word keeps the rate Stage I made it at."""
     words = TEXT.split()
-    plain = [w for p in run(voice, "lookahead-1")[2] for w in p.words]
+    plain = [w for p in made(voice, "lookahead-1")[2] for w in p.words]
     synthesizer = IncrementalSynthesizer(voice, make_policy("lookahead-1"))
     delivered = []  # (the rate the delivering piece was made at, the word)
     try:

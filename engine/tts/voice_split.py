@@ -20,12 +20,13 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-
-import onnx
-from onnx import TensorProto, helper
+from typing import TYPE_CHECKING
 
 from engine import paths
 from engine.hashing import file_sha256
+
+if TYPE_CHECKING:  # onnx (and ml_dtypes under it) takes a second to import: only a cold cache's split needs it
+    import onnx
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +85,8 @@ def _noise_as_input(model: onnx.ModelProto, tensor: str, new_name: str, channels
     from the draw's own template tensor, so the caller may pass any noise at least that long: noise fixed by
     absolute position, sliced to what the graph needs.
     """
+    from onnx import TensorProto, helper
+
     graph = model.graph
     producers = [node for node in graph.node if tensor in node.output]
     if not producers:
@@ -118,6 +121,8 @@ def _check_tensor(model: onnx.ModelProto, tensor: str) -> None:
 
 def _save_atomic(model: onnx.ModelProto, path: Path) -> None:
     """Write to a temporary file in the same folder and rename, so a crash never leaves half a graph."""
+    import onnx
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     os.close(fd)
@@ -131,6 +136,9 @@ def _save_atomic(model: onnx.ModelProto, path: Path) -> None:
 
 def build_split(voice_path: Path, out_dir: Path) -> SplitVoice:
     """Split ``voice_path`` into ``out_dir`` (always rebuilds)."""
+    import onnx
+    import onnx.utils
+
     try:
         model = onnx.load(str(voice_path))
     except Exception as exc:  # onnx raises DecodeError and friends for a broken file
