@@ -461,3 +461,52 @@ def test_a_capture_time_creeping_a_few_ms_a_block_keeps_the_reference_read_and_a
     dropped = 21 * block  # block 20 never came
     path.process(near[dropped : dropped + block], dropped / RATE - 0.07)
     assert path.reanchored == 1
+
+
+def test_the_echo_delay_is_followed_to_the_sample_once_it_settled() -> None:
+    from engine.audio.echo_delay import EchoDelayEstimator
+
+    far, speaker = _speechlike(10.0, 3), _speechlike(10.0, 9)
+    lag, slip, at = 960, 3, 5 * RATE  # 60 ms, then 3 samples more from 5 s on
+    echo = np.concatenate([np.zeros(lag, np.float32), far[:-lag]])
+    echo[at:] = np.concatenate([np.zeros(lag + slip, np.float32), far])[at : far.size]
+    estimator, followed = EchoDelayEstimator(), {}
+    for i in range(0, far.size, 1600):
+        estimator.add(speaker[i : i + 1600] + 0.4 * echo[i : i + 1600], far[i : i + 1600])
+        followed[i + 1600] = estimator.tracked_s
+    assert estimator.delay_s == pytest.approx(lag / RATE, abs=1e-4)  # settled once: the slip is far under 20 ms
+    assert followed[at] is not None and followed[at] * RATE == pytest.approx(lag, abs=0.5)
+    assert followed[far.size] * RATE == pytest.approx(lag + slip, abs=0.5)
+    assert followed[at + RATE + 1600] * RATE == pytest.approx(lag + slip, abs=0.5)  # within a second of the slip
+
+
+@pytest.mark.parametrize("slip", [8, -3])  # 0.5 ms later, 3 samples sooner
+def test_a_playback_that_slipped_is_followed_and_its_echo_stays_cancelled(slip: int, monkeypatch) -> None:
+    """The voice plays ``slip`` samples off what the session says from 8 s on (a sound server that played a late
+    block's silence): the reference read moves with it, and the echo after the speaker stopped is removed as well as
+    before; a filter left to learn the moved path again removes a few dB of it (the voice's words heard again)."""
+    from engine.pipeline import echo as echo_module
+
+    far, speaker = _speechlike(13.0, 4), _speechlike(13.0, 7)
+    speaker[10 * RATE :] = 0.0  # the speaker stops at 10 s; the voice goes on
+    played = far.copy()  # what the speakers really played
+    at = 8 * RATE
+    played[at:] = np.roll(far, slip)[at:]
+    echo = _room_echo(played)
+    near = speaker + echo
+    track = PlayedTrack()
+    track.write(far, RATE, 0.0)
+
+    def tail_erle() -> tuple[float, int]:
+        path = EchoPath("cancel", track)
+        out = np.concatenate([path.process(near[i : i + 1600], i / RATE) for i in range(0, near.size, 1600)])
+        tail, delay = slice(11 * RATE, 12 * RATE), path.canceller.delay_samples
+        erle = erle_db(echo[tail], out[tail.start + delay : tail.stop + delay])
+        assert erle is not None
+        return erle, path.follows
+
+    followed, follows = tail_erle()
+    monkeypatch.setattr(echo_module, "FOLLOW_MAX_S", 0.0)
+    learned_again, none = tail_erle()
+    assert follows == 1 and none == 0
+    assert followed > 25 and learned_again < followed - 10, (followed, learned_again)

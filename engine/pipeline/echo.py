@@ -37,6 +37,17 @@ GATE_BLOCK_S = 0.1  # a recording's intake is gated in blocks of this length, as
 # server's loopback), and a path moved by that is off by dozens of samples, cancelling little above a few hundred Hz.
 REALIGN_ABOVE_S = 0.01
 REANCHOR_S = 0.05  # a block this far from where the last one ended (a dropped block, a new clock) re-reads the track
+# Once the canceller has learned the path, an echo that moves against the reference by this much (the delay followed
+# between samples, ``EchoDelayEstimator.tracked_s``) moves the reference read with it, by whole samples: the filter's
+# path stays where the echo is, instead of being learned again (which took it longer than a session; a move of up to
+# ``FOLLOW_MAX_S``: a longer one is a new delay, measured and taken out as one).
+# Only a path learned from ``FOLLOW_AFTER_S`` of the voice is moved: a filter still new learns a moved echo where it
+# is faster than it is moved (a live session whose echo moved 60 samples 2 s into the voice: moved, the echo at its
+# end 14-35 dB down; learned again, 20-62 dB).
+FOLLOW_SAMPLES = 0.75
+FOLLOW_MAX_S = 0.1
+FOLLOW_AFTER_S = 3.0
+VOICE_LEVEL = 1e-4  # a reference block above this holds the voice
 NOTE_GAP_S = 0.015  # a smaller move than that, beyond the origin estimate's creep, is only logged
 
 
@@ -109,6 +120,10 @@ class EchoPath:
         self.canceller = EchoCanceller(method, noise_suppression, path) if guard == "cancel" else None
         self.delay = EchoDelayEstimator(digital=path == "digital") if guard == "cancel" else None
         self.shift_s = 0.0  # taken out of the reference after measuring the delay
+        self.followed_s = 0.0  # and what following the echo's moves since took out on top (``_follow``)
+        self.follows = 0
+        self._aligned_s: float | None = None  # the delay (followed) the filter's path was learned at
+        self._voice_s = 0.0  # how much of the voice the filter has learned from on this alignment
         self.compute_s = 0.0  # the cancelling path's own work (canceller and delay estimator)
         self.audio_s = 0.0
         self._next_s: float | None = None  # where the reference read goes on (see ``_cancel``)
@@ -168,13 +183,19 @@ class EchoPath:
             if self._next_s is not None:  # what the delay estimator holds is on the old alignment: measure again
                 self.reanchored += 1
                 self.delay = EchoDelayEstimator(digital=self.delay.digital)
+                self._aligned_s, self._voice_s = None, 0.0
             self._next_s = wanted
         self._last_end_s = wanted + samples.size / self.track.rate
         reference, self._next_s = self._next_s, self._next_s + samples.size / self.track.rate
         settled = self.delay.add(samples, self.track.read(reference, samples.size))
         if settled is not None:
             self._settle(settled)
-        out = self.canceller.process(samples, self.track.read(reference - self.shift_s, samples.size))
+        self._follow()
+        shift = self.shift_s + self.followed_s
+        far = self.track.read(reference - shift, samples.size)
+        if far.size and float(np.max(np.abs(far))) > VOICE_LEVEL:
+            self._voice_s += samples.size / self.track.rate
+        out = self.canceller.process(samples, far)
         self.compute_s += time.perf_counter() - t0
         self.audio_s += samples.size / self.track.rate
         return out
@@ -192,7 +213,7 @@ class EchoPath:
         restarted = abs(shift - self.shift_s) > DELAY_MARGIN_S
         if restarted:
             log.info("echo canceller: the reference shifted by %.0f ms; starting again", shift * 1000)
-            self.shift_s = shift
+            self.shift_s, self.followed_s, self._aligned_s, self._voice_s = shift, 0.0, None, 0.0
             fresh = EchoCanceller(canceller.method, canceller.noise_suppression, canceller.path)
             fresh.carry(canceller)
             self.canceller = canceller = fresh
@@ -203,8 +224,29 @@ class EchoPath:
             lag_s = lag_s if abs(lag_s) > REALIGN_ABOVE_S else 0.0
             if restarted or lag_s:  # the learned path where this session's echo is
                 canceller.restore(state, lag_s)
+                self._aligned_s, self._voice_s = None, 0.0
         elif canceller.path == "digital" and not self.warm:
             canceller.seed_delay(delay_s - self.shift_s)
+
+    def _follow(self) -> None:
+        """Move the reference read with the echo (``FOLLOW_SAMPLES``). Until the filter has learned from
+        ``FOLLOW_AFTER_S`` of the voice, the delay followed is the one its path is being learned at."""
+        assert self.delay is not None
+        tracked = self.delay.tracked_s
+        if tracked is None:
+            return
+        if self._aligned_s is None or self._voice_s < FOLLOW_AFTER_S:
+            self._aligned_s = tracked
+            return
+        rate = self.track.rate
+        moved = tracked - self._aligned_s
+        samples = round(moved * rate)
+        if abs(moved) * rate < FOLLOW_SAMPLES or samples == 0 or abs(moved) > FOLLOW_MAX_S:
+            return
+        self.followed_s += samples / rate
+        self._aligned_s += samples / rate
+        self.follows += 1
+        log.info("echo canceller: the echo moved %+d samples against the reference; followed", samples)
 
     def remember(self) -> None:
         """Leave what the canceller learned for the next session on this route."""
@@ -212,7 +254,9 @@ class EchoPath:
             state = self.canceller.state()
             if state is not None:
                 delay = self.delay.delay_s if self.delay is not None else None
-                self.memory.put(self.route, state, self.shift_s, delay)
+                if delay is not None and self._aligned_s is not None:
+                    delay = self._aligned_s  # where the echo was for the path as learned, to the sample
+                self.memory.put(self.route, state, self.shift_s + self.followed_s, delay)
 
     def report(self) -> dict:
         """The guard's figures for the session's report."""
@@ -228,6 +272,8 @@ class EchoPath:
                 hint_ms=self.hint_s * 1000,
                 measured_delay_ms=None if delay is None else delay * 1000,
                 shift_ms=self.shift_s * 1000,
+                followed_ms=self.followed_s * 1000,  # the echo's moves followed mid-session (``_follow``)
+                follows=self.follows,
                 noise_suppression=canceller.noise_suppression,
                 warm_start=self.warm,
                 reanchored=self.reanchored,
