@@ -7,8 +7,8 @@ and of the reference, and once enough voice has played, finds the lag at which t
 weighted cross-correlation: the speaker, uncorrelated with the voice, does not move the peak). A lag is taken when
 its peak stands out and two measurements in a row agree.
 
-Once the delay is known it is followed to the sample: every half second the last 1.5 s are measured again (the peak
-refined between samples), and two such measurements in a row that agree give ``tracked_s``. The canceller's filter
+Once the delay is known it is followed to the sample: every quarter second the last second is measured again (the
+peak refined between samples), and two such measurements in a row that agree give ``tracked_s``. The canceller's filter
 is sure of the path to the sample: a playback that slipped by 0.5 ms (8 samples) under it left 12 dB of the echo
 removed at the end of a session where 50 dB had been, and 5 ms left 3 dB (a recorded live session, replayed), so
 the voice's last words were heard again. A sound server that plays a late block's silence, or skips a few
