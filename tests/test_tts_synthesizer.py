@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 
@@ -28,8 +31,15 @@ def voice() -> TwoStageVoice:
 
 
 @pytest.fixture(scope="module")
-def reference(voice: TwoStageVoice):
-    return made(voice, "full")[1:]
+def made(voice: TwoStageVoice) -> Callable[[str], tuple]:
+    """``run(voice, policy)`` on ``TEXT``, made once per module: the voice's noise is seeded, so every run of it is the
+    same (``test_reproducible_with_a_seed`` makes a second one and compares)."""
+    return functools.cache(lambda policy: run(voice, policy))
+
+
+@pytest.fixture(scope="module")
+def reference(made: Callable[[str], tuple]):
+    return made("full")[1:]
 
 
 def run(voice: TwoStageVoice, policy: str, text: str = TEXT):
@@ -38,31 +48,19 @@ def run(voice: TwoStageVoice, policy: str, text: str = TEXT):
     return synthesizer, audio, pieces
 
 
-_MADE: dict[tuple[int, str], tuple] = {}
-
-
-def made(voice: TwoStageVoice, policy: str):
-    """``run(voice, policy)`` on ``TEXT``, made once per voice: the voice's noise is seeded, so every run of it is the
-    same (``test_reproducible_with_a_seed`` makes a second one and compares)."""
-    key = (id(voice), policy)
-    if key not in _MADE:
-        _MADE[key] = run(voice, policy)
-    return _MADE[key]
-
-
-def test_every_word_is_spoken_once_in_order(voice: TwoStageVoice) -> None:
+def test_every_word_is_spoken_once_in_order(made) -> None:
     for policy in ("full", "naive", "lookahead-1"):
-        _, audio, pieces = made(voice, policy)
+        _, audio, pieces = made(policy)
         spoken = [w.text for p in pieces for w in p.words]
         assert spoken == TEXT.split(), policy
         assert audio.size > 0 and np.isfinite(audio).all()
 
 
-def test_lookahead_1_is_closer_to_full_sentence_than_naive(voice: TwoStageVoice, reference) -> None:
+def test_lookahead_1_is_closer_to_full_sentence_than_naive(voice: TwoStageVoice, reference, made) -> None:
     full_audio, full_pieces = reference
     means = {}
     for policy in ("naive", "lookahead-1"):
-        _, audio, pieces = made(voice, policy)
+        _, audio, pieces = made(policy)
         distances = word_distances_db(audio, pieces, full_audio, full_pieces, voice.sample_rate)
         assert len(distances) == len(TEXT.split())
         means[policy] = float(np.mean(distances))
@@ -77,8 +75,8 @@ def test_lookahead_with_the_whole_sentence_equals_full_synthesis(voice: TwoStage
     np.testing.assert_array_equal(audio, reference[0])
 
 
-def test_seams_equal_a_one_shot_decode(voice: TwoStageVoice) -> None:
-    synthesizer, audio, pieces = made(voice, "lookahead-1")
+def test_seams_equal_a_one_shot_decode(voice: TwoStageVoice, made) -> None:
+    synthesizer, audio, pieces = made("lookahead-1")
     assert len(pieces) > 3
     one_shot = voice.stage2(synthesizer.last_sentence_latent)
     assert snr_db(audio, one_shot) >= 60
@@ -91,27 +89,27 @@ def test_without_overlap_the_seams_are_not_exact(voice: TwoStageVoice) -> None:
     assert snr_db(audio, voice.stage2(synthesizer.last_sentence_latent)) < 40
 
 
-def test_reproducible_with_a_seed(voice: TwoStageVoice) -> None:
-    first = made(voice, "lookahead-1")[1]
+def test_reproducible_with_a_seed(voice: TwoStageVoice, made) -> None:
+    first = made("lookahead-1")[1]
     assert np.array_equal(first, run(voice, "lookahead-1")[1])
 
 
-def test_words_arriving_one_by_one_give_the_same_audio(voice: TwoStageVoice) -> None:
+def test_words_arriving_one_by_one_give_the_same_audio(voice: TwoStageVoice, made) -> None:
     synthesizer = IncrementalSynthesizer(voice, make_policy("lookahead-1"))
     pieces = []
     for word in TEXT.split():
         pieces.extend(synthesizer.feed([word]))
     pieces.extend(synthesizer.flush())
     streamed = np.concatenate([p.samples for p in pieces])
-    assert np.array_equal(streamed, made(voice, "lookahead-1")[1])
+    assert np.array_equal(streamed, made("lookahead-1")[1])
 
 
-def test_each_word_carries_the_speaking_rate_its_frames_were_made_at(voice: TwoStageVoice) -> None:
+def test_each_word_carries_the_speaking_rate_its_frames_were_made_at(voice: TwoStageVoice, made) -> None:
     """The session measures the speaker's tempo against the voice's words at its own rate. A word whose end falls in
     the frames a piece holds for the next seam is delivered by the next piece, which may be made at another rate;
     the word keeps the rate Stage I made it at."""
     words = TEXT.split()
-    plain = [w for p in made(voice, "lookahead-1")[2] for w in p.words]
+    plain = [w for p in made("lookahead-1")[2] for w in p.words]
     synthesizer = IncrementalSynthesizer(voice, make_policy("lookahead-1"))
     delivered = []  # (the rate the delivering piece was made at, the word)
     try:
