@@ -241,7 +241,7 @@ class EchoPath:
         rate = self.track.rate
         moved = tracked - self._aligned_s
         samples = round(moved * rate)
-        if abs(moved) * rate < FOLLOW_SAMPLES or samples == 0 or abs(moved) > FOLLOW_MAX_S:
+        if abs(moved) * rate < FOLLOW_SAMPLES or abs(moved) > FOLLOW_MAX_S:  # 0.75 of a sample rounds to one
             return
         self.followed_s += samples / rate
         self._aligned_s += samples / rate
