@@ -72,10 +72,11 @@ class MainWindow(QMainWindow):
         # the top bar: mode and source, then the devices with their checks
         self.settings_panel = SettingsPanel(app_settings())
         self.devices = devices_box = DeviceBox(self._device_error)
+        self._devices_said = ""  # the last message the device pickers' refresh showed
         self.input_combo, self.output_combo = devices_box.input_combo, devices_box.output_combo
         self.idle_level, self.refresh_button = devices_box.idle_level, devices_box.refresh_button
         self.test_speaker_button = devices_box.test_speaker_button
-        self.refresh_button.clicked.connect(self.refresh_devices)
+        self.refresh_button.clicked.connect(lambda: self.refresh_devices())
         self.test_speaker_button.clicked.connect(self.test_speaker)
         source_box = QGroupBox("What to shadow")
         QVBoxLayout(source_box).addWidget(self.settings_panel.source_box)
@@ -449,15 +450,24 @@ class MainWindow(QMainWindow):
         if self.devices.changed():
             log.info("audio devices changed; refreshing the pickers")
             self.devices.stop_level()  # it opens the chosen microphone again on the next meter tick
-            self.refresh_devices()
+            self.refresh_devices(asked=False)
 
-    def refresh_devices(self) -> None:
-        """Fill the device pickers, keeping the remembered choice when that device is still there."""
-        errors = self.devices.fill()
-        if errors:
-            self.show_error(" ".join(errors))
-        else:
-            self.message.clear()
+    def refresh_devices(self, asked: bool = True) -> None:
+        """Fill the device pickers, keeping the remembered choice when that device is still there.
+
+        Asked for (at start, by the button), what is wrong replaces the message shown, and nothing wrong clears it.
+        On a hot-plug, only a message the pickers put there is replaced or cleared: the error that ended a session
+        (a headset unplugged) stays the one to read."""
+        errors = " ".join(self.devices.fill())
+        shown = self.message.text()
+        if asked or not shown or shown == self._devices_said:
+            if errors:
+                self.show_error(errors)
+            else:
+                self.message.clear()
+            self._devices_said = errors
+        elif errors:
+            log.warning("%s", errors)
         self._update_warning()
 
     def _restore_settings(self) -> None:

@@ -62,6 +62,39 @@ def test_main_window_shows_missing_devices_in_the_window(qtbot, monkeypatch) -> 
     assert window.input_combo.count() == 0
 
 
+def test_a_hot_plug_keeps_the_error_that_ended_a_session_and_clears_only_its_own(qtbot, monkeypatch) -> None:
+    from app import main_window
+    from app.widgets import device_box
+    from engine.audio.device_menu import MenuDevice
+
+    plugged: dict[str, list] = {"input": [], "output": []}
+    monkeypatch.setattr(device_box, "menu_devices", lambda direction: plugged[direction])
+    monkeypatch.setattr(device_box, "rescan", lambda: None)
+    window = main_window.MainWindow()
+    qtbot.addWidget(window)
+    assert window.message.text() == "No audio input device found. No audio output device found."
+
+    plugged["input"] = [MenuDevice(label="Headset", value="pulse:headset", is_default=True)]
+    window._check_hotplug()
+    assert window.message.text() == "No audio output device found."  # the pickers' own message follows them
+    plugged["output"] = [MenuDevice(label="Headset", value="pulse:headset_out", is_default=True)]
+    window._check_hotplug()
+    assert window.message.text() == ""
+
+    window.show_error("playback stopped: the headset stopped playing (unplugged?)")  # as a session's end shows it
+    window.devices.show_level(-20.0)  # the session's last level; idle with no microphone open, the bar falls
+    window._update_meters()  # (a level left high would read as someone speaking, and hold off the re-scan)
+    assert window.idle_level.value() == device_box.SILENT_LEVEL
+    plugged["input"], plugged["output"] = [], []
+    window._check_hotplug()
+    assert window.message.text().startswith("playback stopped")  # unplugged: the session's error stays
+    plugged["input"] = [MenuDevice(label="Headset", value="pulse:headset", is_default=True)]
+    window._check_hotplug()
+    assert window.message.text().startswith("playback stopped")  # nor does a device coming back clear it
+    window.refresh_button.click()
+    assert window.message.text() == "No audio output device found."  # asked for, the pickers say what is wrong
+
+
 def test_settings_persist_between_windows(qtbot, virtual_audio: va.VirtualAudio) -> None:
     from app.main_window import MainWindow
     from app.settings import app_settings, settings_path

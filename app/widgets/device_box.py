@@ -121,6 +121,7 @@ class DeviceBox(QGroupBox):
             self._open_level()
         monitor = self.level_monitor
         if monitor is None:
+            self.idle_level.setValue(SILENT_LEVEL)  # not the level a session that ended last showed
             return None
         try:
             level = monitor.level()
