@@ -16,6 +16,8 @@ from engine.asr.ablation import (
 )
 from engine.asr.words import Word
 
+pytestmark = pytest.mark.untimed  # the slow tests' results do not depend on the machine's speed
+
 SR = 16000
 
 

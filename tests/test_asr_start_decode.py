@@ -12,6 +12,8 @@ from engine.asr.streaming import StreamingRecognizer
 from engine.asr.whisper_backend import FRAMES_PER_SECOND, WhisperBackend
 from engine.asr.words import Word
 
+pytestmark = pytest.mark.untimed  # the slow tests' results do not depend on the machine's speed
+
 START = StreamConfig(start_window_s=12.0, start_beam_size=5, start_s=4.0)
 
 

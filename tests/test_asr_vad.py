@@ -12,6 +12,8 @@ import pytest
 from engine.asr.vad import FRAME, FRAME_S, RATE, SileroVad, SpeechGate, VadError, speech_seconds
 from tests import virtual_audio as va
 
+pytestmark = pytest.mark.untimed  # the slow tests' results do not depend on the machine's speed
+
 
 @pytest.fixture(scope="module")
 def vad() -> SileroVad:

@@ -13,7 +13,7 @@ from engine.asr.words import Word
 from engine.metrics.wer import wer as text_wer
 from tests import virtual_audio as va
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.untimed]
 
 
 @pytest.fixture(scope="module")

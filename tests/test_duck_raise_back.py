@@ -92,6 +92,7 @@ def test_a_raising_step_counts_from_before_it_is_made(clock, tmp_path) -> None:
     assert not ducker.ducked and not (tmp_path / "duck.json").exists()
 
 
+@pytest.mark.wallclock
 def test_in_the_background_set_returns_at_once_and_a_reversed_fade_turns_back(clock, tmp_path) -> None:
     now, _ = clock
     ducker = Ducker(DB, tmp_path / "duck.json", clock=time.monotonic, step_s=0.05)

@@ -10,6 +10,8 @@ from engine.audio.io import load_audio
 from engine.learned.episodes import Episode, load_episodes, record_episode, record_manifest, save_episodes
 from engine.metrics.wer import wer
 
+pytestmark = pytest.mark.untimed  # the slow tests' results do not depend on the machine's speed
+
 SHORT = "ls_61-70968-0000"
 
 

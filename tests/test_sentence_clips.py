@@ -14,6 +14,8 @@ from engine.eval import devsplit
 from engine.eval.sentence_clips import Span, build, sentence_spans, split_sentences, tighten
 from engine.metrics.wer import wer
 
+pytestmark = pytest.mark.untimed  # the slow tests' results do not depend on the machine's speed
+
 
 def test_sentences_end_at_full_stops_question_and_exclamation_marks_not_after_abbreviations() -> None:
     text = 'Mr. Peck came. Did he? Yes! He said "go." T. V. room'

@@ -15,6 +15,8 @@ from engine.pipeline.models import Models
 from engine.pipeline.shadow import LEAD_IN_S, from_first_sound, spoken_floor, spoken_wer
 from engine.tts.speak import SpeakOptions, speak
 
+pytestmark = pytest.mark.untimed  # the slow tests' results do not depend on the machine's speed
+
 
 def test_the_check_starts_a_fixed_lead_in_before_the_first_sound() -> None:
     sound = np.full(100, 0.5, np.float32)

@@ -17,7 +17,7 @@ from engine.tts.quality import snr_db, word_distances_db
 from engine.tts.synthesizer import IncrementalSynthesizer, synthesize_text
 from engine.tts.voice import TwoStageVoice
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.untimed]
 
 TEXT = (
     "Prefix to prefix synthesis lets the voice start speaking long before the speaker has finished "

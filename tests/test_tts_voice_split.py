@@ -12,7 +12,7 @@ from engine.tts.frontend import FrontEnd, split_words
 from engine.tts.voice import LIKELY_FRAMES_PER_ID, TwoStageVoice, bundled_voice_paths
 from engine.tts.voice_split import FLOW_MARGIN, FRAME_MASK, MANIFEST, PRIOR, VoiceSplitError, split_voice
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.untimed]
 
 
 @pytest.fixture(scope="module")

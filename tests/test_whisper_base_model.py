@@ -12,7 +12,7 @@ from engine.asr import whisper_base_model as wbm
 from engine.asr.backend import AsrError
 from engine.hashing import file_sha256
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.untimed]
 
 
 def test_the_parts_join_into_the_pinned_model_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
