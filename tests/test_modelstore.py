@@ -43,6 +43,7 @@ def test_a_wrong_checksum_keeps_nothing(server: _Server, tmp_path: Path) -> None
     assert not (tmp_path / "model.bin").exists() and not part_path(tmp_path / "model.bin").exists()
 
 
+@pytest.mark.wallclock  # the stall is a 1 s timeout
 @pytest.mark.parametrize("failure", ["stall", "truncate"])
 def test_a_broken_download_is_resumed_with_a_range_request(server: _Server, tmp_path: Path, failure: str) -> None:
     server.files["/model.bin"] = PAYLOAD

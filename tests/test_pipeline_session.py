@@ -240,6 +240,7 @@ def test_shadow_file_scores_the_speech_chain(shadow_models, speech_manifest, spe
     assert report[m.EAR_VOICE_LAG_S]["n"] >= 0.6 * len(item["text"].split())
 
 
+@pytest.mark.slow  # the models load in the command's process
 def test_shadow_command_writes_the_voice_and_the_report(speech_dir, speech_manifest, tmp_path) -> None:
     item = _entry(speech_manifest, SHORT)
     out, report_path = tmp_path / "out.wav", tmp_path / "report.json"

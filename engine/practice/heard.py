@@ -247,12 +247,10 @@ class HeardPracticeSession(LiveSessionBase):
             raise AsrError(f"no speech was heard on {self.label}: nothing to score")
         spoken, start_s = heard[span[0] : span[1]], span[0] / SAMPLE_RATE
         if self.interpret:
-            from engine.practice.interpreting import EnglishTarget, english_target, score_interpretation
+            from engine.practice.interpreting import english_target, score_interpretation
 
-            target = english_target(None, spoken, self._source_backend)  # type: ignore[arg-type]
-            target = EnglishTarget(
-                _later(target.words, start_s), _later(target.translated, start_s), target.origin, target.reference
-            )
+            target = english_target(None, spoken, self._source_backend, self._vads[0])  # type: ignore[arg-type]
+            target = target.moved(start_s)  # onto the clock of what was heard
             said = transcribe_long(self._person_backend, attempt)  # type: ignore[arg-type]
             report = score_interpretation(target, said)
             detected = getattr(self._source_backend, "detected", None)

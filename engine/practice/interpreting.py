@@ -5,7 +5,9 @@ own translation of the source, else that translation itself (marked as such).
 
 Per sentence of the source (its English text cut where the translation ends a sentence), the lag runs from the
 sentence's end to the end of the last word the person said for it; chrF compares all the person's words with the
-English text.
+English text. Whisper base translating sound heard live sometimes leaves out the source's last words: the last
+sentence then ends where the voice-activity detector hears the speech end, and the person's words after the last
+one that matched are theirs for it.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +23,7 @@ import numpy as np
 from engine.asr.backend import AsrBackend, AsrError
 from engine.asr.offline import transcribe_long
 from engine.asr.transcribe import manifest_entry
+from engine.asr.vad import SileroVad, speech_span
 from engine.asr.words import Word
 from engine.audio.io import load_audio
 from engine.metrics import machine_info
@@ -41,6 +44,19 @@ class EnglishTarget:
     translated: list[Word]  # Whisper base's translation of the source (its sentence ends cut the sentences)
     origin: str  # "reference translation" or "liveshadow's own translation"
     reference: str | None
+    speech_end_s: float | None = None  # where the voice-activity detector hears the source's speech end
+
+    def moved(self, offset_s: float = 0.0, speed: float = 1.0) -> EnglishTarget:
+        """Every time moved onto another clock: ``(t + offset_s) / speed``."""
+
+        def at(t: float) -> float:
+            return (t + offset_s) / speed
+
+        def timed(words: list[Word]) -> list[Word]:
+            return [Word(w.text, at(w.start_s), at(w.end_s)) for w in words]
+
+        end = None if self.speech_end_s is None else at(self.speech_end_s)
+        return replace(self, words=timed(self.words), translated=timed(self.translated), speech_end_s=end)
 
 
 SENTENCE_LAG_S = "sentence_lag_s"
@@ -64,24 +80,34 @@ def reference_translation(source: Path) -> str | None:
     return str(entry["translation"]) if entry and entry.get("translation") else None
 
 
-def sentence_ends(translated: Sequence[Word]) -> list[float]:
-    """The times the translation ends a sentence (its last word always does)."""
+def sentence_ends(translated: Sequence[Word], speech_end_s: float | None = None) -> list[float]:
+    """The times the translation ends a sentence (its last word always does; the last sentence lasts at least until
+    ``speech_end_s``, when the translation left out the source's last words)."""
     ends = [w.end_s for w in translated if w.text.rstrip().endswith(SENTENCE_ENDS)]
     if translated and (not ends or ends[-1] < translated[-1].end_s):
         ends.append(translated[-1].end_s)
+    if ends and speech_end_s is not None and ends[-1] < speech_end_s:
+        ends[-1] = speech_end_s
     return ends
 
 
 def sentence_lags(result: PracticeScore, ends: Sequence[float]) -> list[dict]:
-    """Per sentence: its end, the end of the person's last word for it, and the lag (None: nothing said for it)."""
+    """Per sentence: its end, the end of the person's last word for it, and the lag (None: nothing said for it).
+
+    The person's words after the last one that matched a word of the text are theirs for the last sentence, which
+    nothing follows: their rendering of source words the translation left out matches none."""
+    matched = [p.attempt for p in result.pairs if p.source is not None and p.attempt is not None]
+    after = [u.end_s for k, u in enumerate(result.attempt) if k > max(matched)] if matched else []
     out = []
     start = float("-inf")
-    for end in ends:
+    for number, end in enumerate(ends, 1):
         said = [
             result.attempt[p.attempt].end_s
             for p in result.pairs
             if p.source is not None and p.attempt is not None and start < result.source[p.source].end_s <= end + 1e-6
         ]
+        if number == len(ends):
+            said += after
         rendered = max(said) if said else None
         out.append(
             {"source_end_s": end, "rendered_end_s": rendered, "lag_s": None if rendered is None else rendered - end}
@@ -90,22 +116,26 @@ def sentence_lags(result: PracticeScore, ends: Sequence[float]) -> list[dict]:
     return out
 
 
-def english_target(source: Path | None, source_audio: np.ndarray, translator: AsrBackend) -> EnglishTarget:
+def english_target(
+    source: Path | None, source_audio: np.ndarray, translator: AsrBackend, vad: SileroVad | None = None
+) -> EnglishTarget:
     """The English the person's words are aligned with, timed on the source (``source``: its file, where a reference
     translation may lie; None: a source heard live, which has none)."""
     translated = transcribe_long(translator, source_audio)
+    span = speech_span(source_audio, vad or SileroVad())
+    speech_end_s = None if span is None else span[1] / SAMPLE_RATE
     reference = reference_translation(source) if source is not None else None
     if reference:
         timed = timed_reference(reference, translated, "en")
-        return EnglishTarget(timed, translated, "reference translation", reference)
-    return EnglishTarget(list(translated), translated, "liveshadow's own translation", None)
+        return EnglishTarget(timed, translated, "reference translation", reference, speech_end_s)
+    return EnglishTarget(list(translated), translated, "liveshadow's own translation", None, speech_end_s)
 
 
 def score_interpretation(target: EnglishTarget, said: Sequence[Word], offset_s: float = 0.0) -> dict:
     """The person's English words (recognized with times, their recording begun ``offset_s`` after the source)
     against ``target``: per sentence of the source the lag to the end of their words for it, and chrF."""
     result = score(target.words, said, offset_s, "en")
-    lags = sentence_lags(result, sentence_ends(target.translated))
+    lags = sentence_lags(result, sentence_ends(target.translated, target.speech_end_s))
     measured = [s["lag_s"] for s in lags if s["lag_s"] is not None]
     attempt_text = " ".join(w.text for w in said)
     english_text = target.reference or " ".join(w.text for w in target.translated)

@@ -16,7 +16,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -169,10 +168,7 @@ class PracticeSession(LiveSessionBase):
             from engine.practice.interpreting import english_target, load_translator
 
             translator = load_translator(self.language)
-            target = english_target(self.source, audio, translator)
-            self._target = replace(
-                target, words=as_played(target.words, self.speed), translated=as_played(target.translated, self.speed)
-            )
+            self._target = english_target(self.source, audio, translator, self._vad).moved(speed=self.speed)
             detected = getattr(translator, "detected", None)
             self.language = self.language or (detected[0] if detected else None)
             self._source_words, self._words_from = self._target.words, self._target.origin
