@@ -20,7 +20,7 @@ from engine.asr.vosk_backend import VoskBackend
 from engine.audio.io import load_audio
 from engine.clock import SimulatedClock
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.untimed]
 
 
 @pytest.fixture(scope="module")
