@@ -45,9 +45,6 @@ def _run_eval(args: argparse.Namespace) -> int:
     from engine.audio.io import AudioFileError
     from engine.eval.runner import tts_config
 
-    manifest = manifest_path(args.manifest)
-    if not manifest.is_file():
-        return fail(f"manifest not found: {manifest}", EXIT_USAGE)
     out = Path(args.out)
     progress = lambda text: print(text, file=sys.stderr, flush=True)  # noqa: E731
     if args.translate_from and args.soak is None:
@@ -56,8 +53,20 @@ def _run_eval(args: argparse.Namespace) -> int:
             "its own language",
             EXIT_USAGE,
         )
-    try:
+    tts, commits = comma_list(args.tts_policies), comma_list(args.commit)
+    try:  # the arguments first: a wrong one is named before any file is looked for
         base = slowdown_config(args.cpu_slowdown)
+        if args.soak is None:
+            for name in tts:
+                tts_config(name)
+            for name in commits:
+                make_commit_policy(name)
+    except ValueError as exc:
+        return fail(str(exc), EXIT_USAGE)
+    manifest = manifest_path(args.manifest)
+    if not manifest.is_file():
+        return fail(f"manifest not found: {manifest}", EXIT_USAGE)
+    try:
         if args.soak is not None:
             from engine.eval.soak import run_soak
             from engine.pipeline.speed_probe import probe_text
@@ -83,12 +92,6 @@ def _run_eval(args: argparse.Namespace) -> int:
                 )
             print(probe_text(report))
             return EXIT_OK
-        tts = comma_list(args.tts_policies)
-        commits = comma_list(args.commit)
-        for name in tts:
-            tts_config(name)
-        for name in commits:
-            make_commit_policy(name)
     except ValueError as exc:
         return fail(str(exc), EXIT_USAGE)
     except (AsrError, AudioFileError, RuntimeError, OSError) as exc:
