@@ -36,7 +36,10 @@ TAIL_S = 3.0  # the microphone listens on while the voice finishes (and is heard
 # guard, 0.44-0.75, most of it the voice's words said again. (On the 51 s sonnet, 115 words, 37 cold sessions on an
 # Intel Xeon were -0.041 to +0.049 of its file session; it took 80 s more. `bench echo` measures the mean over
 # recordings.)
-CANCEL_OVER_FILE, CANCEL_ECHO_WORDS, UNGUARDED_WER = 0.17, 0, 0.3
+CANCEL_OVER_FILE, CANCEL_ECHO_WORDS = 0.17, 0
+# With no guard the voice comes back: 0.278-0.806 in 9 sessions (AMD EPYC VM, 2026-12-07; one of them with no word
+# marked an echo, the voice's words heard in place of the speaker's), against 0.000-0.139 cancelled.
+UNGUARDED_WER = 0.2
 
 
 def _session(audio: va.VirtualAudio, models, wav, guard: str, record_dir: Path) -> tuple[dict, str]:
@@ -112,4 +115,5 @@ def test_on_speakers_cancel_keeps_the_voice_out_of_what_is_heard(
     assert said["cancel"] <= said["file"] + CANCEL_OVER_FILE, json.dumps(why, default=str)  # whole, in CI's log
     assert len(echoes) <= CANCEL_ECHO_WORDS, json.dumps(why, default=str)
     unguarded_wer = wer(entry["text"], unguarded["committed_text"])
-    assert unguarded_wer > UNGUARDED_WER, (unguarded_wer, unguarded["committed_text"])
+    unguarded_echoes = echo_words(unguarded["words"], entry["text"])
+    assert unguarded_wer > UNGUARDED_WER, (unguarded_wer, unguarded_echoes, unguarded["committed_text"])
