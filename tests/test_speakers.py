@@ -32,13 +32,13 @@ TAIL_S = 3.0  # the microphone listens on while the voice finishes (and is heard
 # commits the passage without an error (0.000 at three step phases); ten cold cancel sessions, as here, 0.000-0.028,
 # twelve started warm from the one before 0.000-0.139 (five words lost under the voice's first words, "antecedents"
 # heard as "answer to this"), and a cold one in CI 0.111: a canceller still learning the room in the first seconds
-# of double talk costs up to five of the 36 words (issue 72's open item). The bound is that and a word. With no
-# guard, 0.44-0.75, most of it the voice's words said again. (On the 51 s sonnet, 115 words, 37 cold sessions on an
-# Intel Xeon were -0.041 to +0.049 of its file session; it took 80 s more. `bench echo` measures the mean over
-# recordings.)
+# of double talk costs up to five of the 36 words (issue 72's open item). The bound is that and a word. (On the 51 s
+# sonnet, 115 words, 37 cold sessions on an Intel Xeon were -0.041 to +0.049 of its file session; it took 80 s more.
+# `bench echo` measures the mean over recordings.)
 CANCEL_OVER_FILE, CANCEL_ECHO_WORDS = 0.17, 0
-# With no guard the voice comes back: 0.278-0.806 in 9 sessions (AMD EPYC VM, 2026-12-07; one of them with no word
-# marked an echo, the voice's words heard in place of the speaker's), against 0.000-0.139 cancelled.
+# With no guard the voice comes back, most of it its words said again: 0.278-0.806 in 9 sessions (the same VM and
+# day; one of them with no word marked an echo, the voice's words heard in place of the speaker's). The bound lies
+# between that and the cancelled sessions' 0.000-0.139.
 UNGUARDED_WER = 0.2
 
 
