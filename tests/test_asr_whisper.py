@@ -159,3 +159,22 @@ def test_a_whole_window_decode_keeps_its_words_unless_the_stock_decode_hears_mor
     assert backend(stopped, more).transcribe_offline(audio) == more
     assert backend(stopped, more[:2]).transcribe_offline(audio) == stopped
     assert backend(more, None).transcribe_offline(audio) == more
+
+
+def test_the_whole_pass_writes_the_stock_decodes_words_in_time_order(whisper, speech_manifest, speech_dir) -> None:
+    """faster-whisper's own word timestamps move its windows on to a stretched last word, and on the sonnet they
+    lost its last words ("feels it cold."): the whole pass aligns the stock decode's segments afterwards."""
+    import ctranslate2
+
+    entry = next(e for e in speech_manifest if e["id"] == "librivox_sonnet002")
+    audio, _ = va.read_mono(speech_dir / entry["wav"])
+    ctranslate2.set_random_seed(0)  # the whole pass's seed: a retried window samples the same way
+    stock = whisper.transcribe_stock(audio)
+    words = whisper.transcribe_whole(audio)
+    assert text_wer(stock, " ".join(w.text for w in words)) == 0.0, (stock, words)
+    assert text_wer(entry["text"], stock) <= 0.15
+    duration = audio.size / 16000
+    assert all(0 <= w.start_s <= w.end_s <= duration + 0.05 for w in words)
+    assert all(a.end_s <= b.start_s for a, b in zip(words, words[1:], strict=False))
+    assert words[-1].end_s > duration - 2.0  # the last words are timed where they are said
+    assert whisper.transcribe_whole(audio) == words

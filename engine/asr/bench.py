@@ -58,9 +58,9 @@ def _reference_rows(
     windowed: dict[str, list[Word]],
     windowed_s: float,
 ) -> dict[str, dict]:
-    """The whole recordings decoded at once: faster-whisper's own way (greedy and 5 beams), and liveshadow's
-    windowed pass (already run in ``windowed_s``: its words time the references). ``wer_committed`` is each one's
-    WER."""
+    """The whole recordings decoded at once: faster-whisper's own way (greedy and 5 beams), and liveshadow's own
+    whole pass (``transcribe_long``, already run in ``windowed_s``: its words time the references).
+    ``wer_committed`` is each one's WER."""
     ids, duration = list(audio), sum(a.size for a in audio.values()) / SAMPLE_RATE
     rows = {}
     for name, beam in ((m.STOCK_OFFLINE, 1), (m.STOCK_OFFLINE_BEAM5, 5)):
@@ -108,7 +108,7 @@ def run_bench(
     vad = SileroVad()
     audio = {e["id"]: load_audio(e["path"]) for e in entries}
     if progress:
-        progress("the whole recordings at once (liveshadow's windows, then faster-whisper's own decode)")
+        progress("the whole recordings at once (liveshadow's own pass, then faster-whisper's own decode)")
     start = time.perf_counter()
     offline = {e["id"]: transcribe_long(backend, audio[e["id"]]) for e in entries}
     windowed_s = time.perf_counter() - start

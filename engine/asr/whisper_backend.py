@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.asr.backend import SAMPLE_RATE, AsrError, StepDecode
+from engine.asr.stock_timing import in_order, stock_segments_timed
 from engine.asr.words import Word
 
 log = logging.getLogger(__name__)
@@ -55,6 +56,7 @@ CONTINUE_BEFORE_END_S = 1.5  # a first window whose words end this far before th
 # translation scores lower (median -1.13 a step on German).
 FAILED_DECODE_LOGPROB = -1.0
 NO_SPEECH_THRESHOLD = 0.6
+WHOLE_PASS_SEED = 0
 
 
 def bundled_model_path() -> Path:
@@ -78,16 +80,19 @@ def cut_repetition(words: list[Word], max_n: int = 8) -> list[Word]:
     """Cut a hypothesis where it starts looping: a word repeated more than MAX_REPEATS times in a row, or a
     phrase of 2..``max_n`` words repeated three times in a row; also at a run of words squeezed into no time, and
     before a word that loops within itself; whichever comes first."""
-    looped = next((i for i, w in enumerate(words) if LOOPED_WORD.search(w.key) or LOOPED_PIECES.search(w.text)), None)
-    if looped is not None:
-        words = words[:looped]
-    words = _cut_loop(words, max_n)
+    words = _cut_loop(cut_looped_word(words), max_n)
     zero_run = 0
     for i, word in enumerate(words):
         zero_run = zero_run + 1 if word.end_s - word.start_s < ZERO_DURATION_S else 0
         if zero_run >= ZERO_RUN:
             return words[: i - zero_run + 1]
     return words
+
+
+def cut_looped_word(words: list[Word]) -> list[Word]:
+    """``words`` up to the first that loops within itself ("ksisisisis...", "T-3-3-3-...")."""
+    looped = next((i for i, w in enumerate(words) if LOOPED_WORD.search(w.key) or LOOPED_PIECES.search(w.text)), None)
+    return words if looped is None else words[:looped]
 
 
 def join_pieces(raw: Sequence[tuple[str, float, float]]) -> list[Word]:
@@ -177,7 +182,8 @@ class WhisperBackend:
             def encode(self, features):
                 if backend._encode_frames is not None:
                     features = features[..., : backend._encode_frames]
-                return super().encode(features)
+                backend._encoded = super().encode(features)
+                return backend._encoded
 
         try:
             self._model = _ShortWindowModel(str(path), device="cpu", compute_type="int8", cpu_threads=threads)
@@ -193,6 +199,7 @@ class WhisperBackend:
         # clips and its retried steps put the commit latency median at 3.96 s (docs/RESULTS.md, the short window).
         self.fallback_max_temperature = 0.0
         self._encode_frames: int | None = None
+        self._encoded: object = None  # the encoder's last output (the stock decode's words are aligned on it)
         self.multilingual = bool(self._model.model.is_multilingual)
         if not self.multilingual and task != "transcribe":
             raise AsrError(f"the Whisper model in {path} knows English only; translating needs a multilingual model")
@@ -283,26 +290,34 @@ class WhisperBackend:
         )
         return " ".join(segment.text.strip() for segment in segments).strip()
 
-    def _stock_segments(self, audio: np.ndarray, beam_size: int) -> Iterator[list[Word]]:
-        """``transcribe_stock``'s decode with word timestamps, the words of each of its segments."""
+    def stock_segments(self, audio: np.ndarray, beam_size: int = 1) -> list[list[Word]]:
+        """``transcribe_stock``'s decode, the words of each of its segments timed (``asr.stock_timing``); a word
+        never starts before the one before it."""
         self._encode_frames = None
-        segments, _ = self._model.transcribe(
-            np.ascontiguousarray(audio, dtype=np.float32).reshape(-1),
-            language=self.language,
-            task=self.task,
-            beam_size=beam_size,
-            word_timestamps=True,
-        )
         spaced = self.task == "translate" or self.language not in UNSPACED_LANGUAGES
-        for segment in segments:
-            raw = [(w.word, float(w.start), float(w.end)) for w in (segment.words or [])]
+        audio = np.ascontiguousarray(audio, dtype=np.float32).reshape(-1)
+        segments = []
+        for raw in stock_segments_timed(self._model, audio, self.language, self.task, beam_size, lambda: self._encoded):
             words = join_pieces(raw) if spaced else [Word(t.strip(), s, e) for t, s, e in raw]
-            yield [w for w in words if w.key]
+            segments.append([w for w in words if w.key])
+        self._encoded = None
+        return in_order(segments)
 
     def stock_words(self, audio: np.ndarray, beam_size: int = 1) -> list[Word]:
-        """``transcribe_stock``'s decode with word timestamps: the words of a whole recording, timed, as the stock
-        decode writes them (to cut a recording at its sentences, ``eval.sentence_clips``; ``bench asr --ablate``)."""
-        return [w for words in self._stock_segments(audio, beam_size) for w in words]
+        """``transcribe_stock``'s decode, timed: the words of a whole recording as the stock decode writes them (to
+        cut a recording at its sentences, ``eval.sentence_clips``; ``bench asr --ablate``)."""
+        return [w for words in self.stock_segments(audio, beam_size) for w in words]
+
+    def transcribe_whole(self, audio: np.ndarray) -> list[Word]:
+        """A whole recording of any length, liveshadow's own way: the stock decode (``stock_segments``, this
+        backend's beam), each segment cut before a word that loops within itself ("M-A-L-E-E-E-E...": the stock
+        decode's compression-ratio retry does not see one). Repeated words and phrases are kept: said four times,
+        "words, words, words, words" is speech. The retry samples, so its random generator starts from one seed:
+        the same recording gives the same words."""
+        import ctranslate2
+
+        ctranslate2.set_random_seed(WHOLE_PASS_SEED)
+        return [w for words in self.stock_segments(audio, self.beam_size) for w in cut_looped_word(words)]
 
     def transcribe(
         self,
