@@ -85,9 +85,7 @@ class _Segment:
 
 class _Extractor:
     nb_max_frames = 3000
-
-    def __call__(self, audio: np.ndarray) -> np.ndarray:
-        return np.zeros((80, audio.size // 160 + 1), np.float32)
+    hop_length = 160
 
 
 class _Model:
@@ -145,3 +143,13 @@ def test_a_window_that_starts_inside_the_last_one_at_the_recordings_end_is_align
     timed = stock_timing.stock_segments_timed(model, short_audio, "en", "transcribe", 1, lambda: model.encoded)
     assert model.aligned == [("window 0", 1480, [[1, 2], [3], [4, 5]])]
     assert [[w for w, _, _ in words] for words in timed] == [[" t1", " t2"], [" t3"], [" t4", " t5"]]
+
+
+def test_the_frames_counted_are_the_decodes() -> None:
+    from faster_whisper.feature_extractor import FeatureExtractor
+
+    from engine.asr.stock_timing import content_frames_of
+
+    extractor = FeatureExtractor()
+    for samples in (1, 159, 160, 16123, 480000, 480001, 1234567):
+        assert content_frames_of(extractor, samples) == extractor(np.zeros(samples, np.float32)).shape[-1] - 1
