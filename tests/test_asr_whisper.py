@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from engine.asr.backend import AsrError
-from engine.asr.whisper_backend import WhisperBackend, cut_repetition
+from engine.asr.whisper_backend import WHOLE_PASS_SEED, WhisperBackend, cut_repetition
 from engine.asr.words import Word
 from engine.metrics.wer import wer as text_wer
 from tests import virtual_audio as va
@@ -168,7 +168,7 @@ def test_the_whole_pass_writes_the_stock_decodes_words_in_time_order(whisper, sp
 
     entry = next(e for e in speech_manifest if e["id"] == "librivox_sonnet002")
     audio, _ = va.read_mono(speech_dir / entry["wav"])
-    ctranslate2.set_random_seed(0)  # the whole pass's seed: a retried window samples the same way
+    ctranslate2.set_random_seed(WHOLE_PASS_SEED)  # a retried window samples as in the whole pass
     stock = whisper.transcribe_stock(audio)
     words = whisper.transcribe_whole(audio)
     assert text_wer(stock, " ".join(w.text for w in words)) == 0.0, (stock, words)

@@ -51,15 +51,13 @@ def stock_segments_timed(
     content_frames = content_frames_of(extractor, audio.size)
     windows: list[tuple[int, Any, list[Any]]] = []  # (seek, encoder output, segments)
     for segment in decoded:
-        if windows and windows[-1][0] + extractor.nb_max_frames >= content_frames:
-            # the window before already held the rest of the recording: Whisper's timestamps had ended it early
-            # and this one decoded the words it had stopped short of, so they are aligned on its audio (on the
-            # few frames left after the late timestamp, 8 words of a voice's attempt were squeezed into no time)
+        # A window that starts after one which already held the rest of the recording decoded the words Whisper's
+        # timestamps had ended that one short of: they are aligned on its audio (on the few frames left after the
+        # late timestamp, 8 words of a voice's attempt were squeezed into no time).
+        if windows and (segment.seek == windows[-1][0] or windows[-1][0] + extractor.nb_max_frames >= content_frames):
             windows[-1][2].append(segment)
-        elif not windows or windows[-1][0] != segment.seek:
-            windows.append((segment.seek, last_encoded(), [segment]))
         else:
-            windows[-1][2].append(segment)
+            windows.append((segment.seek, last_encoded(), [segment]))
     if not windows:
         return []
     tokenizer = Tokenizer(

@@ -97,8 +97,8 @@ ALL_METRICS = TTS_METRICS + ASR_METRICS + SHADOW_METRICS + INTERPRET_METRICS + E
 TTS_POLICIES = ("full", "naive", "lookahead-0", "lookahead-1", "lookahead-2", "learned")
 ASR_COMMIT_POLICIES = ("la2", "hold2", "waitk", "offline")
 # ``bench asr``'s reference rows: faster-whisper's own decode of each whole recording (greedy, and with 5 beams), and
-# liveshadow's own whole pass (``transcribe_long``; for Whisper transcribing, the stock decode timed and cut at a
-# word that loops within itself; the name is from the 20 s windows it had before)
+# liveshadow's own whole pass (``transcribe_long``; for Whisper transcribing English, the stock decode timed and cut
+# at a word that loops within itself; the name is from the 20 s windows it had before)
 STOCK_OFFLINE = "stock_offline"
 STOCK_OFFLINE_BEAM5 = "stock_offline_beam5"
 WINDOWED_OFFLINE = "windowed_offline"
