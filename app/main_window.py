@@ -145,6 +145,8 @@ class MainWindow(QMainWindow):
         self.controller.spoken.connect(self._on_spoken)
         self.controller.error.connect(self.show_error)
         self.controller.progress.connect(self.show_progress)
+        self.controller.whole_pass_progress.connect(lambda text: self.statusBar().showMessage(text))
+        self.controller.whole_pass_done.connect(lambda _folder, text: self.statusBar().showMessage(text, 15000))
         self.controller.warning.connect(self.show_warning)
         self.settings_panel.changed.connect(self._update_warning)
         self.settings_panel.changed.connect(self._show_mode)
@@ -341,6 +343,8 @@ class MainWindow(QMainWindow):
             self.devices.stop_level()
         if state == State.DONE.value and self.controller.session_folder is not None and not self.practice.busy:
             self.statusBar().showMessage(f"Session recorded in {self.controller.session_folder}", 10000)
+            if self.settings_panel.whole_pass.isChecked():
+                self.controller.pass_again(self.controller.session_folder)
         session = self.controller.session
         if self.practice.busy or self.settings_panel.practising():
             return  # the practice shows its own summary (``PracticeMode``)
@@ -371,6 +375,13 @@ class MainWindow(QMainWindow):
 
     def open_session(self, folder: Path) -> bool:
         return self.past.open(folder)
+
+    def stop_whole_pass(self) -> None:
+        self.controller.stop_whole_pass()
+
+    def pass_again(self, folder: Path) -> bool:
+        """Recognize a recorded session's whole recording again, in the background (``SessionController``)."""
+        return self.controller.pass_again(folder)
 
     def replay_session(
         self, folder: Path | None, mode: str | None, start_s: float = 0.0, recordings: tuple[Path, Path] | None = None

@@ -37,6 +37,8 @@ class SessionWindow(Protocol):
 
     def show_error(self, text: str) -> None: ...
 
+    def pass_again(self, folder: Path) -> bool: ...
+
     def statusBar(self) -> QStatusBar: ...  # Qt's name
 
 
@@ -59,10 +61,22 @@ class PastSessions(QObject):
             self.dialog = SessionsDialog(sessions_dir(), parent=self._parent)
             self.dialog.opened.connect(self.open)
             self.dialog.replay_requested.connect(lambda folder, mode: self.play(folder, mode))
+            self.dialog.pass_requested.connect(self.pass_again)
         self.dialog.refresh()
         self.dialog.show()
         self.dialog.raise_()
         return self.dialog
+
+    def pass_again(self, folder: Path) -> bool:
+        """A past session's whole recording recognized again for its captions (the status bar says how far)."""
+        window = self.window
+        if window.busy():
+            window.show_error("A session is running; recognize a past one again once it has stopped.")
+            return False
+        if not window.pass_again(folder):
+            window.show_error("Cannot recognize it now: the models are still loading, or another recording is.")
+            return False
+        return True
 
     def open(self, folder: Path) -> bool:
         """Show a past session's transcript (words clickable to replay from them) and summary."""

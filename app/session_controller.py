@@ -26,6 +26,7 @@ from engine.pipeline.models import Models
 from engine.pipeline.records import MeterSnapshot, SessionListener, State, WordRecord
 from engine.pipeline.session import ShadowSession
 from engine.pipeline.sources import MIC, LiveSource, ducked, open_source
+from engine.pipeline.whole_pass import WholePassError, WholePassStopped, run_whole_pass
 from engine.practice.reference import transcript_beside
 from engine.tts.voice import TwoStageVoice
 
@@ -88,6 +89,8 @@ class SessionController(QObject):
     warning = Signal(str)  # the session runs, but not quite as asked (e.g. the learned policy fell back)
     speaker_tested = Signal(object)  # None when the test sentence played, else what went wrong
     progress = Signal(str)  # while preparing: what is being done ("reading the recording: 40%")
+    whole_pass_progress = Signal(str)  # after a recorded session, its recording recognized again ("… 40%")
+    whole_pass_done = Signal(object, str)  # the session folder, what came of it (for the status bar)
     _loaded = Signal(object, object, object)  # models or None, error text or None, the start request
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -100,6 +103,8 @@ class SessionController(QObject):
         self._loading = False
         self._abandoned = False  # cancelled while preparing
         self._load_lock = threading.Lock()  # one load at a time: Start waits for a preparation under way
+        self._pass_thread: threading.Thread | None = None  # the whole pass after a recorded session
+        self._pass_stop = threading.Event()
         self._loaded.connect(self._on_loaded)
 
     @property
@@ -131,6 +136,7 @@ class SessionController(QObject):
         what it hears while they load (the state is PREPARING): no word said after Start is lost."""
         if self.busy:
             return
+        self.stop_whole_pass()  # the recognizer is the next session's now
         request = _Request(config, source, record, live)
         models = self.models
         ready = models is not None and models.key == config.models_key() and not self._load_lock.locked()
@@ -235,6 +241,44 @@ class SessionController(QObject):
 
         threading.Thread(target=run, name="speaker-test", daemon=True).start()
 
+    @property
+    def passing(self) -> bool:
+        """A whole pass after a recorded session is under way."""
+        return self._pass_thread is not None and self._pass_thread.is_alive()
+
+    def pass_again(self, folder: Path) -> bool:
+        """Recognize the recorded session in ``folder`` again, whole, in the background, for its captions
+        (``engine.pipeline.whole_pass``); False when it is not (no models, or a pass is running)."""
+        models = self.models
+        if models is None or self.passing:
+            return False
+        self._pass_stop = stop = threading.Event()
+        tell = by_percent(lambda share: self.whole_pass_progress.emit(f"Recognizing the whole recording: {share:.0%}"))
+
+        def run() -> None:
+            try:
+                run_whole_pass(folder, models.backend, tell, stop.is_set)
+                message = "The captions and transcript now hold the whole recording's words"
+            except WholePassStopped:
+                message = "The captions keep the words committed live"
+            except WholePassError as exc:
+                message = str(exc)
+            except Exception as exc:  # a broken model file, a full disk: the live captions stay
+                log.exception("the whole pass failed")
+                message = f"The captions keep the words committed live: {exc}"
+            self.whole_pass_done.emit(folder, message)
+
+        self._pass_thread = threading.Thread(target=run, name="whole-pass", daemon=True)
+        self._pass_thread.start()
+        return True
+
+    def stop_whole_pass(self, timeout: float = 30.0) -> None:
+        """Stop a whole pass under way (at its next segment) and wait for it: nothing of it is written."""
+        if self.passing:
+            assert self._pass_thread is not None
+            self._pass_stop.set()
+            self._pass_thread.join(timeout)
+
     def stop(self) -> None:
         if self.session is not None:
             self.session.stop()
@@ -252,6 +296,7 @@ class SessionController(QObject):
         """Window closing: cancel a running session and wait a little for its threads (and for models being loaded:
         the process should not end inside a native library's load)."""
         self._abandoned = True
+        self.stop_whole_pass(timeout)
         if self.session is not None and not self.session.wait(0):
             self.session.cancel()
             self.session.wait(timeout)

@@ -68,8 +68,12 @@ def test_app_shadows_a_recording_with_live_meters(qtbot, window, speech_dir, spe
     assert window.start_button.isEnabled() and window.export_button.isEnabled()
     folder = window.controller.session_folder
     assert all((folder / name).stat().st_size > 0 for name in SESSION_FILES)
+    # the recording recognized again, whole, in the background: the window says when the captions hold its words
+    qtbot.waitUntil(lambda: "now hold the whole" in window.statusBar().currentMessage(), timeout=60_000)
+    assert not window.controller.passing
     exported = window.export_to(tmp_path / "export")
     captions = ("heard.srt", "heard.vtt", "spoken.srt", "spoken.vtt", "transcript.txt")
+    captions += ("committed.srt", "committed.vtt", "whole_pass.jsonl")
     assert exported is not None and sorted(p.name for p in exported.iterdir()) == sorted(SESSION_FILES + captions)
     summary = window.meters.summary.text()
     assert "Last session:" in summary and "spoken" in summary

@@ -227,6 +227,16 @@ def test_a_past_session_opens_again_and_replays_side_by_side_from_a_clicked_word
     assert window.transcript.clickable and window.shown_folder == folder
     assert "Last session:" in window.meters.summary.text()
 
+    # recognized again from the list: the whole pass after the session ran already; its files removed, it runs anew
+    qtbot.waitUntil(lambda: not window.controller.passing, timeout=60_000)
+    qtbot.wait(200)  # its last message is delivered
+    for name in ("whole_pass.jsonl", "committed.srt", "committed.vtt"):
+        (folder / name).unlink()
+    window.statusBar().clearMessage()
+    dialog.again_button.click()
+    qtbot.waitUntil(lambda: "now hold the whole" in window.statusBar().currentMessage(), timeout=60_000)
+    assert (folder / "whole_pass.jsonl").is_file() and (folder / "committed.srt").is_file()
+
     heard = tmp_path / "replay.wav"
     with virtual_audio.record_speaker(heard, rate=16000, channels=2, tail_s=0.8):
         dialog.side_button.click()

@@ -73,7 +73,7 @@ def test_the_whole_pass_keeps_said_repetitions_and_cuts_a_looped_word() -> None:
     backend.beam_size = 1
     said = [Word(t, i * 0.3, i * 0.3 + 0.2) for i, t in enumerate("words, words, words, words. And that".split())]
     looped = [Word("M-A-L-E-E-E-E-E-E-E-E-E-E", 3.0, 4.0), Word("after", 4.0, 4.2)]
-    backend.stock_segments = lambda audio, beam_size: [said, [Word("the", 2.6, 2.8), *looped]]  # type: ignore[method-assign]
+    backend.stock_segments = lambda audio, beam_size, progress=None: [said, [Word("the", 2.6, 2.8), *looped]]  # type: ignore[method-assign]
     words = backend.transcribe_whole(np.zeros(16000, np.float32))
     assert [w.text for w in words] == [w.text for w in said] + ["the"]
 

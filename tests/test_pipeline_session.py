@@ -27,6 +27,7 @@ from engine.pipeline.recorder import INPUT_WAV, METRICS, OUTPUT_WAV, REPORT, TRA
 from engine.pipeline.records import SessionListener, State
 from engine.pipeline.session import ShadowSession
 from engine.pipeline.shadow import shadow_file
+from engine.pipeline.whole_pass import skip_reason
 from engine.tts.worker import MAX_WAIT_S
 
 SHORT = "ls_61-70968-0000"
@@ -273,8 +274,13 @@ def test_shadow_command_writes_the_voice_and_the_report(speech_dir, speech_manif
     # the preset's knobs, and the one given on its own over it
     assert report["config"]["k"] == 3 and report["config"]["tentative_lookahead"] is False
     assert "ear-voice lag median" in result.stderr and out.stat().st_size > 10_000
-    for name in ("heard.srt", "heard.vtt", "spoken.srt", "spoken.vtt", "transcript.txt"):
+    for name in ("heard.srt", "heard.vtt", "spoken.srt", "spoken.vtt", "transcript.txt", "committed.srt"):
         assert (tmp_path / "rec" / name).stat().st_size > 0, name
+    # the recording recognized again after the session: the captions hold those words, the report has them
+    assert "recognizing the whole recording again: 100%" in result.stderr
+    heard = list(srt.parse((tmp_path / "rec" / "heard.srt").read_text(encoding="utf-8")))
+    assert " ".join(c.content.replace("\n", " ") for c in heard) == report["transcript_text"]
+    assert report[m.WER_TRANSCRIPT] is not None and report[m.WER_TRANSCRIPT] < 0.3
 
 
 @pytest.mark.parametrize(
@@ -354,3 +360,4 @@ def test_a_live_session_with_the_echo_canceller_hears_the_speaker_and_plays_on_a
     assert report["echo"]["guard"] == "cancel" and report["echo"]["aec_audio_s"] > 4.5
     assert wer(item["text"], report["committed_text"]) < 0.35, report["committed_text"]
     assert session.voice_track is not None and session.voice_track.end_s > 5.0  # written at its play times
+    assert "echo" in (skip_reason(tmp_path / "rec") or "")  # its recording holds the voice: not passed again

@@ -157,6 +157,13 @@ class SettingsPanel(QWidget):
             "The voice may read the recognizer's not-yet-final words as lookahead context (never speaks them): "
             "it starts each chunk sooner."
         )
+        self.whole_pass = QCheckBox("recognize the whole recording again after a session")
+        self.whole_pass.setToolTip(
+            "When a recorded session ends, its recording is recognized again as a whole (in the background): the "
+            "session's captions and transcript.txt take those words, which are more often right than the ones "
+            "committed live. The live words stay in committed.srt. Not for the speakers route (its recording "
+            "holds the voice's echo) nor for interpreting."
+        )
         self.hurry = QDoubleSpinBox()
         self.hurry.setRange(0.0, 5.0)
         self.hurry.setSingleStep(0.1)
@@ -227,6 +234,7 @@ class SettingsPanel(QWidget):
         form.addRow("", self.tentative_lookahead)
         _add_row(form, "Hurry below", self.hurry)
         _add_row(form, "Echo guard", self.echo_guard)
+        form.addRow("", self.whole_pass)
         self.load()
         for combo in (self.mode, self.language, self.source, self.backend, self.commit, self.policy, self.echo_guard):
             combo.currentIndexChanged.connect(self._save)
@@ -234,6 +242,7 @@ class SettingsPanel(QWidget):
         for spin in (self.k, self.first_chunk, self.chunk, self.phrase_chunk, self.voice_rate, self.hurry):
             spin.valueChanged.connect(self._save)
         self.tentative_lookahead.toggled.connect(self._save)
+        self.whole_pass.toggled.connect(self._save)
         for edit in (self.source_file, self.model, self.voice):
             edit.editingFinished.connect(self._save)
         self.source.currentIndexChanged.connect(self._update_enabled)
@@ -365,6 +374,7 @@ class SettingsPanel(QWidget):
         self.hurry.setValue(float(value("hurry_below_s", d.hurry_below_s, float)))
         self.echo_guard.setCurrentText(str(value("echo_guard", d.echo_guard, str)))
         self.tentative_lookahead.setChecked(bool(value("tentative_lookahead", d.tentative_lookahead, bool)))
+        self.whole_pass.setChecked(bool(value("whole_pass", True, bool)))
 
     def _save(self) -> None:
         s = self._settings
@@ -386,6 +396,7 @@ class SettingsPanel(QWidget):
             "hurry_below_s": self.hurry.value(),
             "echo_guard": self.echo_guard.currentText(),
             "tentative_lookahead": self.tentative_lookahead.isChecked(),
+            "whole_pass": self.whole_pass.isChecked(),
         }.items():
             s.setValue(KEY_PREFIX + key, val)
         s.sync()

@@ -12,6 +12,8 @@ words time the references of commit latency where a manifest has no word times.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from engine.asr.backend import SAMPLE_RATE, AsrBackend
@@ -39,12 +41,19 @@ def cut_points(audio: np.ndarray, max_window_s: float = DEFAULT_MAX_WINDOW_S) ->
     return cuts
 
 
-def transcribe_long(backend: AsrBackend, audio: np.ndarray, max_window_s: float = DEFAULT_MAX_WINDOW_S) -> list[Word]:
+def transcribe_long(
+    backend: AsrBackend,
+    audio: np.ndarray,
+    max_window_s: float = DEFAULT_MAX_WINDOW_S,
+    progress: Callable[[float], None] | None = None,
+) -> list[Word]:
+    """The words of ``audio`` (16 kHz mono). ``progress`` gets the share of the audio done as the pass goes (after
+    each segment or window); an exception it raises stops the pass."""
     audio = np.asarray(audio, np.float32).reshape(-1)
     whole = getattr(backend, "transcribe_whole", None)
     english = getattr(backend, "task", "transcribe") == "transcribe" and getattr(backend, "language", None) == "en"
     if whole is not None and english:
-        return whole(audio)
+        return whole(audio, progress) if progress is not None else whole(audio)
     recognize = getattr(backend, "transcribe_offline", backend.transcribe)
     words: list[Word] = []
     start = 0
@@ -52,6 +61,8 @@ def transcribe_long(backend: AsrBackend, audio: np.ndarray, max_window_s: float 
         offset = start / SAMPLE_RATE
         words.extend(Word(w.text, w.start_s + offset, w.end_s + offset) for w in recognize(audio[start:cut]))
         start = cut
+        if progress is not None:
+            progress(cut / audio.size)
     return words
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.asr.backend import SAMPLE_RATE
 from engine.asr.words import Word
 
 RawWord = tuple[str, float, float]
@@ -39,18 +40,23 @@ def stock_segments_timed(
     task: str,
     beam_size: int,
     last_encoded: Callable[[], Any],
+    progress: Callable[[float], None] | None = None,
 ) -> list[list[RawWord]]:
     """Each segment of the stock decode of ``audio`` (16 kHz mono float32) as (piece, start, end) on the audio's
     clock. ``model`` is a ``faster_whisper.WhisperModel`` whose ``encode`` keeps its last output where
     ``last_encoded`` reads it: a window's segments come before the next window is encoded, so each window is aligned
-    on the encoder output its decode used, not encoded twice."""
+    on the encoder output its decode used, not encoded twice. ``progress`` gets the share of the audio decoded after
+    each segment (an exception it raises stops the decode)."""
     from faster_whisper.tokenizer import Tokenizer
 
     decoded, info = model.transcribe(audio, language=language, task=task, beam_size=beam_size)
     extractor = model.feature_extractor
     content_frames = content_frames_of(extractor, audio.size)
     windows: list[tuple[int, Any, list[Any]]] = []  # (seek, encoder output, segments)
+    duration_s = audio.size / SAMPLE_RATE
     for segment in decoded:
+        if progress is not None and duration_s > 0:
+            progress(min(segment.end / duration_s, 1.0))
         # A window that starts after one which already held the rest of the recording decoded the words Whisper's
         # timestamps had ended that one short of: they are aligned on its audio (on the few frames left after the
         # late timestamp, 8 words of a voice's attempt were squeezed into no time).

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -290,17 +290,24 @@ class WhisperBackend:
         )
         return " ".join(segment.text.strip() for segment in segments).strip()
 
-    def stock_segments(self, audio: np.ndarray, beam_size: int = 1) -> list[list[Word]]:
+    def stock_segments(
+        self, audio: np.ndarray, beam_size: int = 1, progress: Callable[[float], None] | None = None
+    ) -> list[list[Word]]:
         """``transcribe_stock``'s decode, the words of each of its segments timed (``asr.stock_timing``); a word
-        never starts before the one before it."""
+        never starts before the one before it. ``progress``: the share of the audio decoded, after each segment."""
         self._encode_frames = None
         spaced = self.task == "translate" or self.language not in UNSPACED_LANGUAGES
         audio = np.ascontiguousarray(audio, dtype=np.float32).reshape(-1)
+        try:
+            timed = stock_segments_timed(
+                self._model, audio, self.language, self.task, beam_size, lambda: self._encoded, progress
+            )
+        finally:
+            self._encoded = None  # an encoder output is kept only while its window is aligned
         segments = []
-        for raw in stock_segments_timed(self._model, audio, self.language, self.task, beam_size, lambda: self._encoded):
+        for raw in timed:
             words = join_pieces(raw) if spaced else [Word(t.strip(), s, e) for t, s, e in raw]
             segments.append([w for w in words if w.key])
-        self._encoded = None
         return in_order(segments)
 
     def stock_words(self, audio: np.ndarray, beam_size: int = 1) -> list[Word]:
@@ -308,7 +315,7 @@ class WhisperBackend:
         cut a recording at its sentences, ``eval.sentence_clips``; ``bench asr --ablate``)."""
         return [w for words in self.stock_segments(audio, beam_size) for w in words]
 
-    def transcribe_whole(self, audio: np.ndarray) -> list[Word]:
+    def transcribe_whole(self, audio: np.ndarray, progress: Callable[[float], None] | None = None) -> list[Word]:
         """A whole recording of any length, liveshadow's own way: the stock decode (``stock_segments``, this
         backend's beam), each segment cut before a word that loops within itself ("M-A-L-E-E-E-E...": the stock
         decode's compression-ratio retry does not see one). Repeated words and phrases are kept: said four times,
@@ -317,7 +324,7 @@ class WhisperBackend:
         import ctranslate2
 
         ctranslate2.set_random_seed(WHOLE_PASS_SEED)
-        return [w for words in self.stock_segments(audio, self.beam_size) for w in cut_looped_word(words)]
+        return [w for words in self.stock_segments(audio, self.beam_size, progress) for w in cut_looped_word(words)]
 
     def transcribe(
         self,

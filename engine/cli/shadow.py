@@ -117,6 +117,12 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     shadow.add_argument("--out", metavar="WAV", help="write the voice here, placed at its play times")
     shadow.add_argument("--report", metavar="JSON", help="write the measurements here")
     shadow.add_argument("--record", metavar="DIR", help="record the session into this folder")
+    shadow.add_argument(
+        "--no-whole-pass",
+        action="store_true",
+        help="with --record: keep the captions as committed live (by default the recording is recognized again "
+        "after the session, whole, and the captions and transcript take those words)",
+    )
     add_cpu_slowdown(shadow)
     shadow.add_argument(
         "--catch-up",
@@ -204,6 +210,8 @@ def _run_shadow(args: argparse.Namespace) -> int:
                 realtime=args.realtime or args.play,
                 play=args.play,
                 keep_on_error=True,
+                whole_pass=bool(args.record) and not args.no_whole_pass,
+                progress=_whole_pass_progress(),
             )
     except (AsrError, VadError, AudioFileError, AudioDeviceError, VoiceSplitError, RecorderError, RuntimeError) as exc:
         return fail(str(exc))
@@ -232,6 +240,17 @@ def _run_shadow(args: argparse.Namespace) -> int:
     if report.get("error"):
         return fail(report["error"])
     return EXIT_OK
+
+
+def _whole_pass_progress():
+    """Tells on stderr how far the whole pass after a recorded session is, every tenth."""
+    from engine.audio.io import by_percent
+
+    def tell(share: float) -> None:
+        if int(share * 100) % 10 == 0:
+            print(f"recognizing the whole recording again: {share:.0%}", file=sys.stderr)
+
+    return by_percent(tell)
 
 
 def _print_pace(pace: dict) -> None:
@@ -282,4 +301,11 @@ def _shadow_live(args: argparse.Namespace, config) -> dict:
         signal.signal(signal.SIGINT, previous)
     report = session.figures.report()  # also when a device went away: ``error`` says so, and the caller fails
     report["config"]["mode"] = "live"
+    if record is not None and not args.no_whole_pass and interrupts < 2 and not report.get("error"):
+        from engine.pipeline.whole_pass import WholePassError, run_whole_pass
+
+        try:
+            run_whole_pass(record, models.backend, _whole_pass_progress())
+        except WholePassError as exc:
+            print(exc, file=sys.stderr)
     return report

@@ -26,6 +26,7 @@ EAR_VOICE_LAG_S = "ear_voice_lag_s"
 CHUNK_DELAY_S = "chunk_delay_s"
 WER_SPOKEN = "wer_spoken"
 WER_SPOKEN_FLOOR = "wer_spoken_floor"
+WER_TRANSCRIPT = "wer_transcript"
 LAG_DRIFT_S = "lag_drift_s"
 
 # Interpreting (speech in language X -> English voice); defined in METRICS.md, computed by issue 17's work
@@ -62,6 +63,7 @@ DEFINITIONS: dict[str, str] = {
     CHUNK_DELAY_S: "mean over TTS chunks of (end of the chunk's audio playing - source end of its last word)",
     WER_SPOKEN: "WER of an offline recognition of the synthesized output against the reference text",
     WER_SPOKEN_FLOOR: "wer_spoken of the reference text spoken whole by the voice (no streaming): its floor",
+    WER_TRANSCRIPT: "WER of a recorded session's transcript and captions: its recording recognized again after it",
     LAG_DRIFT_S: "slope of ear-voice lag over the session, seconds per minute",
     ECHO_WORDS: "committed words the alignment marks inserted that repeat a word the voice spoke in the 3 s before",
     AEC_COMPUTE_RATIO: "the echo canceller's compute / the audio it took",
@@ -88,7 +90,7 @@ TTS_METRICS = (
     SEAM_SNR_DB,
 )
 ASR_METRICS = (COMMIT_LATENCY_S, WER_COMMITTED, WER_OFFLINE, RTF_ASR, BEHIND_S)
-SHADOW_METRICS = (EAR_VOICE_LAG_S, CHUNK_DELAY_S, WER_SPOKEN, WER_SPOKEN_FLOOR, LAG_DRIFT_S)
+SHADOW_METRICS = (EAR_VOICE_LAG_S, CHUNK_DELAY_S, WER_SPOKEN, WER_SPOKEN_FLOOR, WER_TRANSCRIPT, LAG_DRIFT_S)
 INTERPRET_METRICS = (BLEU, CHRF, BLEU_OFFLINE, AL_S, AL_CA_S, END_OFFSET_S)
 ECHO_METRICS = (ECHO_WORDS, AEC_COMPUTE_RATIO, ERLE_DB, ECHO_HEARD_DB)
 ALL_METRICS = TTS_METRICS + ASR_METRICS + SHADOW_METRICS + INTERPRET_METRICS + ECHO_METRICS

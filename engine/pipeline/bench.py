@@ -56,10 +56,13 @@ def _run_entries(
     scorer: SessionScorer | None = None,
 ) -> dict:
     reports = []
+    whole_pass = config.translate_from is None and config.echo_guard == "off"  # wer_transcript, as the app writes it
     for number, entry in enumerate(entries, 1):
         if progress:
             progress(f"{number}/{len(entries)} {entry['id']}")
-        reports.append(shadow_file(entry["path"], config, models, entry=entry, voice_quality=True))
+        reports.append(
+            shadow_file(entry["path"], config, models, entry=entry, voice_quality=True, whole_pass=whole_pass)
+        )
     results = {"default": aggregate_reports(reports, entries)}
     results["default"][m.WER_SPOKEN_FLOOR] = _spoken_floor(entries, config, models, progress)
     if scorer is not None:
@@ -154,6 +157,7 @@ SHADOW_FIGURES = (
     Figure(m.UNDERRUNS, lambda r: _default(r, m.UNDERRUNS), count=True),
     Figure("commit_latency_s.median", lambda r: _default(r, m.COMMIT_LATENCY_S, "median"), " s"),
     Figure(m.WER_COMMITTED, lambda r: _default(r, m.WER_COMMITTED), digits=3),
+    Figure(m.WER_TRANSCRIPT, lambda r: _default(r, m.WER_TRANSCRIPT), digits=3),
     Figure(m.WER_SPOKEN, lambda r: _default(r, m.WER_SPOKEN), digits=3),
     Figure(m.WER_SPOKEN_FLOOR, lambda r: _default(r, m.WER_SPOKEN_FLOOR), digits=3),
     Figure("spoken_ratio.max", _spoken_ratio_max),
@@ -230,6 +234,11 @@ def _db(figures: dict | None, key: str) -> str:
     return "-" if not figures or figures.get(key) is None else f"{figures[key]:.2f} dB"
 
 
+def _transcript_text(r: dict) -> str:
+    """The captions' words after the whole pass, beside the words committed live."""
+    return "" if r.get(m.WER_TRANSCRIPT) is None else f" (the captions after the whole pass {r[m.WER_TRANSCRIPT]:.3f})"
+
+
 def _floor_text(r: dict) -> str:
     floor = r.get(m.WER_SPOKEN_FLOOR)
     if floor is None or r.get(m.WER_SPOKEN) is None:
@@ -249,7 +258,8 @@ def format_table(report: dict) -> str:
         f"{r['phrase_pause_s']:.1f} s); hurried pieces "
         f"{r['hurried_pieces']}, of them made ahead {r['speculated_pieces']}; lag_drift_s on the "
         f"long passage {'-' if drift is None else f'{drift:+.3f} s/min'}",
-        f"wer_committed {r[m.WER_COMMITTED]:.3f}; wer_spoken {r[m.WER_SPOKEN]:.3f}{_floor_text(r)}; "
+        f"wer_committed {r[m.WER_COMMITTED]:.3f}{_transcript_text(r)}; wer_spoken {r[m.WER_SPOKEN]:.3f}"
+        f"{_floor_text(r)}; "
         f"word_distance_db mean "
         f"{_db(r.get(m.WORD_DISTANCE_DB), 'mean')} (max {_db(r.get(m.WORD_DISTANCE_DB), 'max')})",
     ]

@@ -7,6 +7,10 @@ session's files are never held in memory while it runs:
 - ``spoken.srt`` / ``spoken.vtt``: the words the voice said, at the times it said them (session clock);
 - ``transcript.txt``: the committed words as plain text, a sentence a line.
 
+When the session's whole recording has been recognized again (``whole_pass.py``: ``whole_pass.jsonl`` in the folder),
+``heard.*`` and ``transcript.txt`` take that pass's words, and the live words are kept as ``committed.srt`` /
+``committed.vtt``.
+
 A cue ends at a sentence end, at a pause between words, or when its lines are full (``LINE_CHARS`` characters a
 line, ``CUE_LINES`` lines), as subtitling guides ask.
 """
@@ -34,7 +38,9 @@ PAUSE_S = 1.2  # a silence this long between two words starts a new cue
 MIN_CUE_S = 0.5  # a cue shorter than this is shown until this long (a player may skip shorter ones)
 HEARD = "heard"
 SPOKEN = "spoken"
+COMMITTED = "committed"
 TRANSCRIPT_TXT = "transcript.txt"
+WHOLE_PASS = "whole_pass.jsonl"
 
 
 @dataclass(frozen=True)
@@ -159,14 +165,34 @@ def plain_text(words: Iterable[TimedWord]) -> str:
     return "".join(" ".join(line) + "\n" for line in lines if line)
 
 
+def read_whole_pass(path: Path) -> list[TimedWord] | None:
+    """The words of a session's whole pass (``whole_pass.py``), or None when there is none or it cannot be read."""
+    if not path.is_file():
+        return None
+    words = []
+    try:
+        with open(path, encoding="utf-8") as stream:
+            for line in stream:
+                event = json.loads(line)
+                if event.get("event") != "whole_pass":
+                    words.append(TimedWord(str(event["text"]), float(event["start_s"]), float(event["end_s"])))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        log.warning("%s cannot be read (%s): the captions keep the words committed live", path, exc)
+        return None
+    return words
+
+
 def write_captions(folder: Path) -> list[Path]:
     """Write the captions and ``transcript.txt`` of the session recorded in ``folder``; returns the files."""
     from engine.pipeline.recorder import TRANSCRIPT
 
     committed, spoken = read_transcript(folder / TRANSCRIPT)
-    heard, said = heard_words(committed), spoken_words(spoken)
+    live, said = heard_words(committed), spoken_words(spoken)
+    whole = read_whole_pass(folder / WHOLE_PASS)
+    heard = live if whole is None else whole
+    kinds = [(HEARD, heard), (SPOKEN, said)] + ([] if whole is None else [(COMMITTED, live)])
     written = []
-    for name, words in ((HEARD, heard), (SPOKEN, said)):
+    for name, words in kinds:
         items = cues(words)
         for suffix, text in ((".srt", srt_text(items)), (".vtt", vtt_text(items))):
             path = folder / f"{name}{suffix}"

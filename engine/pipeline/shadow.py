@@ -41,6 +41,7 @@ from engine.tts.synthesizer import IncrementalSynthesizer, synthesize_text
 log = logging.getLogger(__name__)
 
 
+TRANSCRIPT_TEXT = "transcript_text"  # report key: the words of the session's captions after the whole pass
 LEAD_IN_S = 0.5  # of the silence before the voice's first sound, what the speech-chain check keeps
 SOUND_LEVEL = 1e-4  # the session writes digital silence (zeros) until the voice starts
 
@@ -116,13 +117,17 @@ def shadow_file(
     voice_quality: bool = False,
     keep_on_error: bool = False,
     hear: Callable[[np.ndarray, ShadowSession], LongAudio] | None = None,
+    whole_pass: bool = False,
+    progress: Callable[[float], None] | None = None,
 ) -> dict:
     """``voice_quality``: also ``word_distance_db`` of every spoken word against the whole-sentence voice (one more
     synthesis of the words; benchmarks and evaluation). A session stopped by an error (the output device of
     ``play`` went away) raises, unless ``keep_on_error``: then its report says why (``error``), keeps what was heard
     and said, and is not scored (a reference scored against half a session says nothing). ``hear`` turns the
     recording into what a microphone hears in a room where the voice plays (``engine.audio.room``): the session
-    then writes the voice's played samples into its ``voice_track`` and its echo guard applies."""
+    then writes the voice's played samples into its ``voice_track`` and its echo guard applies. ``whole_pass``: the
+    session's recording is recognized again after it (``whole_pass.py``; ``progress`` hears the share done), its
+    captions and transcript take those words, and the report has them (``transcript_text``, ``wer_transcript``)."""
     config = config or ShadowConfig()
     audio = load_audio(path)
     models = models or Models.load(config)
@@ -164,6 +169,8 @@ def shadow_file(
         if session.error:
             report[m.WER_COMMITTED] = report[m.WER_SPOKEN] = None
             return _finish(report, record_dir, out)
+        if whole_pass:
+            _pass_again(report, record_dir, models, progress)
         if entry and entry.get("word_times") and config.translate_from is None:
             rescore_with_reference_times(report, entry["word_times"])
         if config.translate_from is not None:
@@ -171,6 +178,8 @@ def shadow_file(
             return _finish(report, record_dir, out)
         reference = entry.get("text") if entry else None
         report[m.WER_COMMITTED] = wer(reference, report["committed_text"]) if reference else None
+        if report.get(TRANSCRIPT_TEXT) is not None:
+            report[m.WER_TRANSCRIPT] = wer(reference, report[TRANSCRIPT_TEXT]) if reference else None
         report[m.WER_SPOKEN] = None
         if reference and speech_chain:
             report[m.WER_SPOKEN], report["spoken_recognized_text"] = spoken_wer(
@@ -180,6 +189,21 @@ def shadow_file(
     finally:
         if temporary is not None:
             temporary.cleanup()
+
+
+def _pass_again(report: dict, folder: Path, models: Models, progress: Callable[[float], None] | None) -> None:
+    """The session's whole recording recognized again into its captions; the report gets the words (or why not)."""
+    from engine.pipeline.captions import WHOLE_PASS, read_whole_pass
+    from engine.pipeline.whole_pass import WholePassError, run_whole_pass
+
+    try:
+        run_whole_pass(folder, models.backend, progress)
+    except WholePassError as exc:
+        log.warning("%s", exc)
+        report["warnings"].append(str(exc))
+        return
+    words = read_whole_pass(folder / WHOLE_PASS) or []
+    report[TRANSCRIPT_TEXT] = " ".join(w.text for w in words)
 
 
 def _finish(report: dict, record_dir: Path, out: Path | None) -> dict:

@@ -270,6 +270,11 @@ def aggregate_reports(reports: list[dict], entries: list[dict], offline_texts: d
         m.COMMIT_LATENCY_S: aggregate([x for r in reports for x in r["commit_latency_values_s"]]),
         m.WER_COMMITTED: corpus_wer(refs, [r["committed_text"] for r in reports]),
         m.WER_OFFLINE: (corpus_wer(refs, [offline_texts[e["id"]] for e in entries]) if offline_texts else None),
+        m.WER_TRANSCRIPT: (
+            corpus_wer(refs, [r["transcript_text"] for r in reports])
+            if reports and all("transcript_text" in r for r in reports)
+            else None
+        ),
         m.EAR_VOICE_LAG_S: aggregate([x for r in reports for x in r["ear_voice_lag_values_s"]]),
         m.CHUNK_DELAY_S: aggregate([r[m.CHUNK_DELAY_S] for r in reports if r[m.CHUNK_DELAY_S] is not None]),
         m.LAG_DRIFT_S: {e["id"]: r[m.LAG_DRIFT_S] for e, r in zip(entries, reports, strict=True)},
