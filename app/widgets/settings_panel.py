@@ -231,6 +231,7 @@ class SettingsPanel(QWidget):
         form.addRow("Voice", _path_row(self.voice, self.voice_browse))
         _add_row(form, "Voice rate", self.voice_rate)
         self.tentative_lookahead.setAccessibleName("Use tentative words as lookahead")
+        self.whole_pass.setAccessibleName("Recognize the whole recording again after a session")
         form.addRow("", self.tentative_lookahead)
         _add_row(form, "Hurry below", self.hurry)
         _add_row(form, "Echo guard", self.echo_guard)
