@@ -302,10 +302,11 @@ def _shadow_live(args: argparse.Namespace, config) -> dict:
     report = session.figures.report()  # also when a device went away: ``error`` says so, and the caller fails
     report["config"]["mode"] = "live"
     if record is not None and not args.no_whole_pass and interrupts < 2 and not report.get("error"):
-        from engine.pipeline.whole_pass import WholePassError, run_whole_pass
+        from engine.pipeline.whole_pass import WholePassError, run_whole_pass, skip_reason
 
         try:
-            run_whole_pass(record, models.backend, _whole_pass_progress())
+            if skip_reason(record) is None:
+                run_whole_pass(record, models.backend, _whole_pass_progress())
         except WholePassError as exc:
             print(exc, file=sys.stderr)
     return report
