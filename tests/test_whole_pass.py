@@ -18,7 +18,13 @@ from engine.pipeline.captions import WHOLE_PASS, read_whole_pass
 from engine.pipeline.config import ShadowConfig
 from engine.pipeline.recorder import INPUT_WAV, REPORT, TRANSCRIPT
 from engine.pipeline.session import ShadowSession
-from engine.pipeline.whole_pass import WholePassError, WholePassStopped, run_whole_pass, skip_reason
+from engine.pipeline.whole_pass import (
+    WholePassError,
+    WholePassSkipped,
+    WholePassStopped,
+    run_whole_pass,
+    skip_reason,
+)
 
 SHORT = "ls_61-70968-0000"
 RATE = 16000
@@ -62,8 +68,9 @@ def _srt_words(path: Path) -> list[str]:
 def test_the_pass_writes_its_words_and_the_captions_take_them(tmp_path: Path) -> None:
     folder = _folder(tmp_path)
     shares: list[float] = []
-    written = {p.name for p in run_whole_pass(folder, _WindowBackend(), shares.append)}  # type: ignore[arg-type]
-    assert {WHOLE_PASS, "heard.srt", "committed.srt", "transcript.txt"} <= written
+    words = run_whole_pass(folder, _WindowBackend(), shares.append)  # type: ignore[arg-type]
+    assert [w.text for w in words] == ["word1", "word2", "word3"]
+    assert {WHOLE_PASS, "heard.srt", "committed.srt", "transcript.txt"} <= {p.name for p in folder.iterdir()}
     assert shares[0] == 0.0 and shares[-1] == 1.0 and shares == sorted(shares) and len(shares) >= 4  # 3 windows
     assert [w.text for w in read_whole_pass(folder / WHOLE_PASS) or []] == ["word1", "word2", "word3"]
     assert _srt_words(folder / "heard.srt") == ["word1", "word2", "word3"]
@@ -86,7 +93,7 @@ def test_a_speakers_interpreted_or_vosk_session_or_an_empty_or_broken_recording_
 ) -> None:
     folder = _folder(tmp_path, echo_guard="cancel")
     assert "echo" in (skip_reason(folder) or "")
-    with pytest.raises(WholePassError, match="echo"):
+    with pytest.raises(WholePassSkipped, match="echo"):
         run_whole_pass(folder, _WindowBackend())  # type: ignore[arg-type]
     for config in ({"translate_from": "es"}, {"backend": "vosk"}):
         (folder / REPORT).write_text(json.dumps({"config": config}), encoding="utf-8")

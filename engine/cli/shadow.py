@@ -302,11 +302,12 @@ def _shadow_live(args: argparse.Namespace, config) -> dict:
     report = session.figures.report()  # also when a device went away: ``error`` says so, and the caller fails
     report["config"]["mode"] = "live"
     if record is not None and not args.no_whole_pass and interrupts < 2 and not report.get("error"):
-        from engine.pipeline.whole_pass import WholePassError, run_whole_pass, skip_reason
+        from engine.pipeline.whole_pass import WholePassError, WholePassSkipped, run_whole_pass
 
         try:
-            if skip_reason(record) is None:
-                run_whole_pass(record, models.backend, _whole_pass_progress())
+            run_whole_pass(record, models.backend, _whole_pass_progress())
+        except WholePassSkipped:
+            pass  # a session the pass is not for (speakers, interpreting, vosk)
         except WholePassError as exc:
             print(exc, file=sys.stderr)
     return report

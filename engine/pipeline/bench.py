@@ -56,13 +56,11 @@ def _run_entries(
     scorer: SessionScorer | None = None,
 ) -> dict:
     reports = []
-    whole_pass = config.translate_from is None and config.echo_guard == "off"  # wer_transcript, as the app writes it
     for number, entry in enumerate(entries, 1):
         if progress:
             progress(f"{number}/{len(entries)} {entry['id']}")
-        reports.append(
-            shadow_file(entry["path"], config, models, entry=entry, voice_quality=True, whole_pass=whole_pass)
-        )
+        # wer_transcript, as the app writes the captions (sessions the pass is not for skip it: ``skip_reason``)
+        reports.append(shadow_file(entry["path"], config, models, entry=entry, voice_quality=True, whole_pass=True))
     results = {"default": aggregate_reports(reports, entries)}
     results["default"][m.WER_SPOKEN_FLOOR] = _spoken_floor(entries, config, models, progress)
     if scorer is not None:

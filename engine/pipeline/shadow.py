@@ -193,20 +193,17 @@ def shadow_file(
 
 def _pass_again(report: dict, folder: Path, models: Models, progress: Callable[[float], None] | None) -> None:
     """The session's whole recording recognized again into its captions; the report gets the words (or why not)."""
-    from engine.pipeline.captions import WHOLE_PASS, read_whole_pass
-    from engine.pipeline.whole_pass import WholePassError, run_whole_pass, skip_reason
+    from engine.pipeline.whole_pass import WholePassError, WholePassSkipped, run_whole_pass
 
-    reason = skip_reason(folder)
-    if reason is not None:  # a session the pass is not for (speakers, interpreting, vosk): nothing to warn about
-        log.info("the whole recording is not recognized again: %s", reason)
-        return
     try:
-        run_whole_pass(folder, models.backend, progress)
+        words = run_whole_pass(folder, models.backend, progress)
+    except WholePassSkipped as exc:  # a session the pass is not for (speakers, interpreting, vosk): nothing to warn
+        log.info("%s", exc)
+        return
     except WholePassError as exc:
         log.warning("%s", exc)
         report["warnings"].append(str(exc))
         return
-    words = read_whole_pass(folder / WHOLE_PASS) or []
     report[TRANSCRIPT_TEXT] = " ".join(w.text for w in words)
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from engine.asr.backend import SAMPLE_RATE, AsrBackend
 from engine.asr.offline import transcribe_long
+from engine.asr.words import Word
 from engine.audio.io import load_audio
 from engine.pipeline.captions import WHOLE_PASS, write_captions
 from engine.pipeline.recorder import INPUT_WAV, REPORT
@@ -37,6 +38,10 @@ INTERPRETED = "an interpreted session keeps the English it committed live"
 
 class WholePassError(RuntimeError):
     """The session's recording cannot be passed again (why, in words for the window)."""
+
+
+class WholePassSkipped(WholePassError):
+    """The session is not one the pass is for (``skip_reason``): nothing went wrong, nothing is written."""
 
 
 class WholePassStopped(Exception):
@@ -66,14 +71,14 @@ def run_whole_pass(
     backend: AsrBackend,
     progress: Callable[[float], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
-) -> list[Path]:
+) -> list[Word]:
     """Recognize ``folder``'s ``input.wav`` with ``backend``, write ``whole_pass.jsonl`` and the captions from it;
-    returns the files written. ``progress`` hears the share done; ``should_stop`` is asked as often, and when it says
-    yes the pass ends with ``WholePassStopped``, the folder as it was. Raises ``WholePassError`` when the recording
-    cannot be passed again."""
+    returns the pass's words. ``progress`` hears the share done; ``should_stop`` is asked as often, and when it says
+    yes the pass ends with ``WholePassStopped``, the folder as it was. Raises ``WholePassSkipped`` for a session the
+    pass is not for (``skip_reason``), ``WholePassError`` when its recording cannot be read."""
     reason = skip_reason(folder)
     if reason is not None:
-        raise WholePassError(f"the whole recording is not recognized again: {reason}")
+        raise WholePassSkipped(f"the whole recording is not recognized again: {reason}")
     try:
         audio = load_audio(folder / INPUT_WAV, SAMPLE_RATE)
     except (OSError, ValueError) as exc:
@@ -104,4 +109,5 @@ def run_whole_pass(
     log.info("the whole recording of %s recognized again: %d words", folder, len(words))
     if progress is not None:
         progress(1.0)
-    return [path, *write_captions(folder)]
+    write_captions(folder)
+    return words
